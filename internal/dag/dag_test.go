@@ -1,0 +1,220 @@
+package dag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recorder is a Func that records the order nodes ran in and fails the
+// nodes named in fail.
+type recorder struct {
+	mu   sync.Mutex
+	ran  []string // guarded by mu
+	fail map[string]bool
+	disc map[string][]Node[string]
+}
+
+func (r *recorder) fn(_ context.Context, id string) ([]Node[string], error) {
+	r.mu.Lock()
+	r.ran = append(r.ran, id)
+	r.mu.Unlock()
+	if r.fail[id] {
+		return nil, fmt.Errorf("build %s failed", id)
+	}
+	return r.disc[id], nil
+}
+
+func (r *recorder) index(id string) int {
+	for i, x := range r.ran {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func graph(t *testing.T, edges map[string][]string, order ...string) *Graph[string] {
+	t.Helper()
+	var g Graph[string]
+	for _, id := range order {
+		require.NoError(t, g.Add(id, edges[id]...))
+	}
+	return &g
+}
+
+func TestOrderAndFailures(t *testing.T) {
+	// flux-system ← infra ← apps; apps-b depends on a failing node.
+	edges := map[string][]string{
+		"infra":  {"flux-system"},
+		"apps":   {"infra"},
+		"broken": {"infra"},
+		"apps-b": {"broken"},
+		"leaf":   {"apps-b", "apps"},
+	}
+	g := graph(t, edges, "leaf", "apps-b", "broken", "apps", "infra", "flux-system", "lonely")
+	rec := &recorder{fail: map[string]bool{"broken": true}}
+	res, err := g.Run(context.Background(), Options[string]{Parallelism: 3}, rec.fn)
+	require.NoError(t, err)
+
+	assert.NoError(t, res["flux-system"])
+	assert.NoError(t, res["infra"])
+	assert.NoError(t, res["apps"])
+	assert.NoError(t, res["lonely"])
+	assert.EqualError(t, res["broken"], "build broken failed")
+	var dep *DependencyError[string]
+	require.ErrorAs(t, res["apps-b"], &dep)
+	assert.Equal(t, "broken", dep.Dep)
+	require.ErrorAs(t, res["leaf"], &dep)
+	assert.Equal(t, "apps-b", dep.Dep)
+	assert.ErrorIs(t, res["leaf"], ErrDependency)
+
+	assert.Less(t, rec.index("flux-system"), rec.index("infra"))
+	assert.Less(t, rec.index("infra"), rec.index("apps"))
+	assert.Equal(t, -1, rec.index("apps-b"), "a node whose dependency failed must not run")
+	assert.Len(t, rec.ran, 5)
+}
+
+func TestCycle(t *testing.T) {
+	edges := map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "self": {"self"}}
+	g := graph(t, edges, "a", "b", "c", "d", "e", "self")
+	rec := &recorder{}
+	res, err := g.Run(context.Background(), Options[string]{}, rec.fn)
+	require.NoError(t, err)
+	var cyc *CycleError[string]
+	require.ErrorAs(t, res["a"], &cyc)
+	assert.Equal(t, []string{"a", "b", "c"}, cyc.Cycle)
+	assert.EqualError(t, res["b"], "dag: dependency cycle: b → c → a → b")
+	assert.ErrorIs(t, res["c"], ErrCycle)
+	assert.ErrorIs(t, res["self"], ErrCycle)
+	assert.ErrorIs(t, res["d"], ErrDependency)
+	assert.NoError(t, res["e"])
+	assert.Equal(t, []string{"e"}, rec.ran)
+}
+
+func TestTargets(t *testing.T) {
+	edges := map[string][]string{"b": {"a"}, "c": {"b"}, "x": {"a"}}
+	g := graph(t, edges, "a", "b", "c", "x", "y")
+	rec := &recorder{}
+	res, err := g.Run(context.Background(), Options[string]{Targets: []string{"b"}}, rec.fn)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]error{"a": nil, "b": nil}, res)
+	assert.Equal(t, []string{"a", "b"}, rec.ran)
+
+	_, err = g.Run(context.Background(), Options[string]{Targets: []string{"nope"}}, rec.fn)
+	assert.Error(t, err)
+}
+
+func TestDiscoveredNodesJoin(t *testing.T) {
+	// "root" discovers "child", which "late" was waiting for, and a cycle.
+	g := graph(t, map[string][]string{"late": {"child"}}, "root", "late")
+	rec := &recorder{disc: map[string][]Node[string]{
+		"root":  {{ID: "child", Deps: []string{"root"}}, {ID: "root"}, {ID: "p", Deps: []string{"q"}}, {ID: "q", Deps: []string{"p"}}},
+		"child": {{ID: "grandchild"}},
+	}}
+	// "late" needs "child", which only "root" can discover: the run widens.
+	res, err := g.Run(context.Background(), Options[string]{Targets: []string{"late"}}, rec.fn)
+	require.NoError(t, err)
+	assert.NoError(t, res["root"])
+	assert.NoError(t, res["child"])
+	assert.NoError(t, res["late"])
+	assert.Less(t, rec.index("child"), rec.index("late"))
+
+	// Discovered nodes that no target needs do not run.
+	rec = &recorder{disc: rec.disc}
+	g = graph(t, map[string][]string{"late": {"root"}}, "root", "late", "other")
+	res, err = g.Run(context.Background(), Options[string]{Targets: []string{"late"}}, rec.fn)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]error{"root": nil, "late": nil}, res)
+
+	g = graph(t, nil, "root")
+	res, err = g.Run(context.Background(), Options[string]{}, rec.fn)
+	require.NoError(t, err)
+	assert.NoError(t, res["grandchild"])
+	assert.ErrorIs(t, res["p"], ErrCycle)
+}
+
+func TestMissingDependency(t *testing.T) {
+	g := graph(t, map[string][]string{"a": {"ghost"}, "b": {"a"}}, "a", "b", "c")
+	res, err := g.Run(context.Background(), Options[string]{}, (&recorder{}).fn)
+	require.NoError(t, err)
+	var miss *MissingError[string]
+	require.ErrorAs(t, res["a"], &miss)
+	assert.Equal(t, "ghost", miss.Dep)
+	require.ErrorAs(t, res["b"], &miss)
+	assert.Equal(t, "ghost", miss.Dep)
+	assert.NoError(t, res["c"])
+}
+
+func TestParallelismBound(t *testing.T) {
+	var g Graph[int]
+	for i := range 40 {
+		require.NoError(t, g.Add(i))
+	}
+	require.ErrorIs(t, g.Add(3), ErrDuplicate)
+	var cur, peak atomic.Int32
+	gate := make(chan struct{})
+	fn := func(context.Context, int) ([]Node[int], error) {
+		n := cur.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-gate
+		cur.Add(-1)
+		return nil, nil
+	}
+	go func() {
+		// Hold every node until the bound is reached, then let them go.
+		deadline := time.Now().Add(10 * time.Second)
+		for peak.Load() < 3 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		for range 40 {
+			gate <- struct{}{}
+		}
+	}()
+	res, err := g.Run(context.Background(), Options[int]{Parallelism: 3}, fn)
+	require.NoError(t, err)
+	assert.Len(t, res, 40)
+	assert.Equal(t, int32(3), peak.Load())
+}
+
+func TestCancel(t *testing.T) {
+	g := graph(t, map[string][]string{"b": {"a"}, "c": {"b"}}, "a", "b", "c")
+	ctx, cancel := context.WithCancel(context.Background())
+	res, err := g.Run(ctx, Options[string]{}, func(_ context.Context, id string) ([]Node[string], error) {
+		if id == "a" {
+			cancel()
+		}
+		return nil, nil
+	})
+	require.NoError(t, err)
+	assert.NoError(t, res["a"])
+	assert.True(t, errors.Is(res["b"], context.Canceled))
+	assert.True(t, errors.Is(res["c"], context.Canceled))
+}
+
+func BenchmarkRunChain(b *testing.B) {
+	var g Graph[int]
+	for i := range 300 {
+		if i == 0 {
+			_ = g.Add(i)
+		} else {
+			_ = g.Add(i, i-1, i/2)
+		}
+	}
+	fn := func(context.Context, int) ([]Node[int], error) { return nil, nil }
+	for b.Loop() {
+		_, _ = g.Run(context.Background(), Options[int]{Parallelism: 4}, fn)
+	}
+}

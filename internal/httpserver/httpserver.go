@@ -1,0 +1,63 @@
+// Package httpserver runs the HTTP servers of fleetkit's example binaries
+// with the same timeouts and the same graceful shutdown.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// DefaultDrain is how long Run waits for in-flight requests at shutdown.
+const DefaultDrain = 10 * time.Second
+
+// New returns a server for h with timeouts that protect it from slow
+// clients but leave room for slow handlers (write timeout is left to the
+// handlers, which know their own deadlines).
+func New(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// Listen opens a TCP listener on addr ("127.0.0.1:0" picks a free port).
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Run serves srv on ln until ctx is done, then shuts down gracefully:
+// new connections are refused and in-flight requests get up to drain to
+// finish. It returns nil after a clean shutdown.
+func Run(ctx context.Context, srv *http.Server, ln net.Listener, drain time.Duration) error {
+	if drain <= 0 {
+		drain = DefaultDrain
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package httpserver
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Shutdown drains: a request in flight when ctx ends still gets its answer,
+// and new connections are refused afterwards.
+func TestRunDrains(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-release
+		_, _ = io.WriteString(w, "done")
+	})
+	ln, err := Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- Run(ctx, New(h), ln, 5*time.Second) }()
+
+	type result struct {
+		body string
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(url)
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- result{string(b), err}
+	}()
+	<-started
+	cancel()
+	close(release)
+	r := <-got
+	require.NoError(t, r.err)
+	assert.Equal(t, "done", r.body)
+	require.NoError(t, <-runErr)
+
+	_, err = http.Get(url)
+	assert.Error(t, err, "the listener must be closed after shutdown")
+}
+
+func TestListenError(t *testing.T) {
+	_, err := Listen("256.0.0.1:0")
+	assert.Error(t, err)
+}

@@ -1,0 +1,85 @@
+// Package testenv decides what an integration test does when a dependency
+// (a binary, a server, the Docker Engine) is missing: under CI=true it
+// fails, otherwise it skips and says why, so plain `go test ./...` works
+// on any machine and still names what it did not run.
+package testenv
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// skips collects this test binary's integration skips for Main's summary.
+// It is process-wide because a test binary is one process.
+var skips struct {
+	mu    sync.Mutex
+	lines []string // guarded by mu
+}
+
+// Main runs the tests and then prints which integration tests were skipped
+// and why. `go test ./...` hides a passing package's output, so the summary
+// also goes to the terminal (/dev/tty) when there is one: a developer who
+// runs plain `go test ./...` sees what did not run.
+//
+//	func TestMain(m *testing.M) { testenv.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	skips.mu.Lock()
+	lines := skips.lines
+	skips.mu.Unlock()
+	if len(lines) > 0 {
+		summary := fmt.Sprintf("--- %d integration test(s) skipped:\n    %s\n", len(lines), strings.Join(lines, "\n    "))
+		var w io.Writer = os.Stderr
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			defer tty.Close()
+			w = io.MultiWriter(os.Stderr, tty)
+		}
+		_, _ = io.WriteString(w, summary)
+	}
+	os.Exit(code)
+}
+
+// InCI reports whether the CI environment variable is set to a true value.
+func InCI() bool {
+	v, err := strconv.ParseBool(os.Getenv("CI"))
+	return err == nil && v
+}
+
+// Missing reports a missing dependency: it fails the test under CI and
+// skips it otherwise. The message says what is missing and how to get it.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("integration dependency missing (CI=true, so this fails): "+format, args...)
+	}
+	msg := fmt.Sprintf(format, args...)
+	skips.mu.Lock()
+	skips.lines = append(skips.lines, t.Name()+": "+msg)
+	skips.mu.Unlock()
+	t.Skipf("skipping integration test: %s (run `make test` to install it)", msg)
+}
+
+// LookPath returns the path of the named binary, or reports it missing.
+func LookPath(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, "%s not found in PATH", name)
+	}
+	return p
+}
+
+// Short skips an integration test under `go test -short`. It never fails,
+// even in CI: -short is an explicit request to leave the slow tests out.
+func Short(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping integration test in -short mode")
+	}
+}

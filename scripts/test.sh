@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what the integration
+# tests need (Debian packages), checks the Docker Engine, builds slow test
+# tools once into a cache outside the repository, then runs
+# `go test -race ./...`. Extra arguments go to `go test`.
+#
+# Under CI=true an integration test whose dependency is missing fails
+# instead of skipping, so this script is what makes CI green.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cache="${FLEETKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetkit}"
+mkdir -p "$cache/bin"
+export FLEETKIT_CACHE="$cache"
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Debian packages: the peer tools the linters are checked against, and the
+# corpora they are checked on.
+need=()
+command -v pycodestyle >/dev/null || need+=(pycodestyle)
+command -v checkstyle >/dev/null || need+=(checkstyle)
+[ -d /usr/lib/python3.11 ] || need+=(libpython3.11-stdlib)
+[ -f /usr/lib/jvm/java-17-openjdk-amd64/lib/src.zip ] || need+=(openjdk-17-source)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "test.sh: installing ${need[*]}"
+	as_root apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# The Docker Engine: the machines/docker tests drive real containers.
+if ! docker info >/dev/null 2>&1; then
+	echo "test.sh: Docker Engine not reachable; trying to start it"
+	as_root service docker start >/dev/null 2>&1 || as_root dockerd >/tmp/fleetkit-dockerd.log 2>&1 &
+	for _ in $(seq 30); do docker info >/dev/null 2>&1 && break; sleep 1; done
+fi
+
+# PostgreSQL on a free loopback port, for fleet/postgres (reused between runs).
+eval "$(scripts/start-postgres.sh)"
+
+# A real etcd and kube-apiserver, built once from Go modules, for the Helm
+# release scanner's integration tests.
+FLEETKIT_KUBE_BIN="$(scripts/kube-testenv.sh)"
+export FLEETKIT_KUBE_BIN
+
+exec go test -race -timeout 45m "$@" ./...
