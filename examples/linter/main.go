@@ -1,0 +1,123 @@
+// Command linter is the linter service of the linter fleet: one language,
+// one of the four versions, on one address.
+//
+//	linter -language python -version 1.0 -addr 127.0.0.1:8081
+//
+// Version 1.2 exits with status 3 after answering a lint of empty code.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fleetkit/fleetkit/internal/httpserver"
+	"github.com/fleetkit/fleetkit/linter"
+	"github.com/fleetkit/fleetkit/linter/java"
+	"github.com/fleetkit/fleetkit/linter/python"
+)
+
+// exitCrashed is the exit status after version 1.2's fault injection fired.
+const exitCrashed = 3
+
+var errCrashed = errors.New("crashed: fault injection fired")
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "linter:", err)
+		if errors.Is(err, errCrashed) {
+			os.Exit(exitCrashed)
+		}
+		os.Exit(1)
+	}
+}
+
+// envOr returns the environment variable key, or def when it is unset. The
+// images set the version this way: one image per version.
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func run() error {
+	var (
+		language  = flag.String("language", "python", "language to lint (python, java)")
+		version   = flag.String("version", envOr("FLEETKIT_LINTER_VERSION", linter.Version10), "service version: 1.0, 1.1 (slow), 1.2 (crashes on empty code), 2.0 (one more rule); default $FLEETKIT_LINTER_VERSION or 1.0")
+		addr      = flag.String("addr", "127.0.0.1:8081", "listen address HOST:PORT")
+		delay     = flag.Duration("delay", linter.DefaultDelay, "extra latency of version 1.1")
+		crashRate = flag.Float64("crash-rate", 0, "version 1.2: probability that any lint crashes the service")
+		maxLine   = flag.Int("max-line-length", 0, "longest allowed line (0: the language's default)")
+		maxBody   = flag.Int64("max-body", 1<<20, "request body limit in bytes")
+	)
+	flag.Parse()
+
+	reg, err := linter.NewRegistry(python.Language(), java.Language())
+	if err != nil {
+		return err
+	}
+	lang, err := reg.Lookup(*language)
+	if err != nil {
+		return err
+	}
+	cfg, faults, err := linter.VersionProfile(lang, *version)
+	if err != nil {
+		return err
+	}
+	cfg.MaxLineLength = *maxLine
+	if faults.Delay > 0 {
+		faults.Delay = *delay
+	}
+	if faults.CrashOnEmpty {
+		faults.CrashRate = *crashRate
+	}
+	l, err := lang.New(cfg)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	crashCtx, crash := context.WithCancelCause(ctx)
+	defer crash(nil)
+
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	svc, err := linter.NewService(linter.ServiceOptions{
+		Language: lang.Name, Version: *version, Linter: l, Faults: faults, MaxBody: *maxBody,
+		Registerer: metrics,
+		OnCrash:    func() { crash(errCrashed) },
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	mux.Handle("/", svc)
+
+	ln, err := httpserver.Listen(*addr)
+	if err != nil {
+		return err
+	}
+	slog.Info("linter serving", "language", lang.Name, "version", *version, "addr", ln.Addr().String())
+	// A crash drains quickly: the crashing request is already answered.
+	if err := httpserver.Run(crashCtx, httpserver.New(mux), ln, 2*time.Second); err != nil {
+		return err
+	}
+	if cause := context.Cause(crashCtx); errors.Is(cause, errCrashed) {
+		return cause
+	}
+	return nil
+}

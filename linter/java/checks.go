@@ -1,0 +1,724 @@
+package java
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fleetkit/fleetkit/linter"
+)
+
+// Naming patterns, as checkstyle prints them.
+const (
+	patLower    = "^[a-z][a-zA-Z0-9]*$"
+	patType     = "^[A-Z][a-zA-Z0-9]*$"
+	patConstant = "^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$"
+	tabWidth    = 8
+)
+
+// file holds one source file being linted.
+type file struct {
+	l     *Linter
+	src   string
+	lx    *lexer
+	ps    *parser
+	lines []lineSpan
+	out   []linter.Diagnostic
+	seen  map[linter.Diagnostic]bool
+
+	colLine, colOff int32 // the last position column computed...
+	colN            int   // ...and its 0-based column
+}
+
+type lineSpan struct{ start, end int32 } // end excludes the line terminator
+
+func (f *file) report(line, col int, code, msg string) {
+	if !f.l.enabled[code] {
+		return
+	}
+	d := linter.Diagnostic{Line: line, Column: col, Code: code, Message: msg}
+	// checkstyle keeps violations in a set: identical ones print once.
+	if f.seen == nil {
+		f.seen = make(map[linter.Diagnostic]bool)
+	}
+	if f.seen[d] {
+		return
+	}
+	f.seen[d] = true
+	f.out = append(f.out, d)
+}
+
+// reportTok reports at token i, with checkstyle's tab-expanded column.
+func (f *file) reportTok(i int32, code, msg string) {
+	t := &f.lx.toks[i]
+	f.report(int(t.line), f.column(t.line, t.off), code, msg)
+}
+
+// column returns the 1-based tab-expanded column of byte offset off. It
+// resumes from the previous call on the same line, so reporting many
+// findings on one very long line stays linear.
+func (f *file) column(line, off int32) int {
+	if line < 1 || int(line) > len(f.lines) {
+		return 1
+	}
+	from, n := f.lines[line-1].start, 0
+	if f.colLine == line && f.colOff <= off {
+		from, n = f.colOff, f.colN
+	}
+	s := f.src[from:off]
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\t':
+			n = (n/tabWidth + 1) * tabWidth
+			i++
+		case c < 0x80:
+			n++
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			n++
+			if r >= 0x10000 {
+				n++
+			}
+		}
+	}
+	f.colLine, f.colOff, f.colN = line, off, n
+	return n + 1
+}
+
+func splitLines(src string, starts []int32) []lineSpan {
+	lines := make([]lineSpan, 0, len(starts))
+	for i, st := range starts {
+		if i > 0 && int(st) == len(src) {
+			break
+		}
+		end := int32(len(src))
+		if i+1 < len(starts) {
+			end = starts[i+1]
+			if end > st && src[end-1] == '\n' {
+				end--
+			}
+			if end > st && src[end-1] == '\r' {
+				end--
+			}
+		}
+		lines = append(lines, lineSpan{st, end})
+	}
+	return lines
+}
+
+func (l *Linter) run(src string) []linter.Diagnostic {
+	f := &file{l: l, src: src}
+	f.lx = tokenize(src)
+	f.lines = splitLines(src, f.lx.lines)
+	f.lineChecks()
+	f.ps = parse(f.lx)
+	f.whitespaceAround()
+	f.importChecks()
+	f.namingChecks()
+	f.blockChecks()
+	f.oneStatementPerLine()
+	f.modifierOrder()
+	// checkstyle orders violations at one position by message; Sort is
+	// stable, so sorting by message first keeps that order among ties.
+	slices.SortFunc(f.out, func(a, b linter.Diagnostic) int { return strings.Compare(a.Message, b.Message) })
+	linter.Sort(f.out)
+	return f.out
+}
+
+// --- Checker-level checks on lines ---
+
+func (f *file) lineChecks() {
+	src := f.src
+	wantLen := f.l.enabled[LineLength]
+	wantTrail := f.l.enabled[RegexpSingleline]
+	wantTab := f.l.enabled[FileTabCharacter]
+	for i, ln := range f.lines {
+		s := src[ln.start:ln.end]
+		tab := strings.IndexByte(s, '\t')
+		// Tabs expand to up to 8 columns, so a short line may still be long.
+		if wantLen && (len(s) > f.l.maxLen || tab >= 0 && len(s)+tabWidth*strings.Count(s, "\t") > f.l.maxLen) {
+			if n := expandedLen(s); n > f.l.maxLen && !strings.HasPrefix(s, "package ") && !strings.HasPrefix(s, "import ") {
+				f.report(i+1, 0, LineLength, "Line is longer than "+integer(f.l.maxLen)+" characters (found "+integer(n)+").")
+			}
+		}
+		if wantTrail && len(s) > 0 {
+			switch s[len(s)-1] {
+			case ' ', '\t', '\v', '\f':
+				f.report(i+1, 0, RegexpSingleline, "Line has trailing spaces.")
+			}
+		}
+		if wantTab && tab >= 0 {
+			// eachLine is false by default: only the first tab is reported.
+			f.report(i+1, f.column(int32(i+1), ln.start+int32(tab)), FileTabCharacter, "File contains tab characters (this is the first instance).")
+			wantTab = false
+		}
+	}
+	if f.l.enabled[NewlineAtEndOfFile] {
+		// The default lineSeparator, lf_cr_crlf, accepts any line end.
+		if n := len(src); n == 0 || src[n-1] != '\n' && src[n-1] != '\r' {
+			f.report(1, 0, NewlineAtEndOfFile, "File does not end with a newline.")
+		}
+	}
+}
+
+// integer formats n as MessageFormat's {0,number,integer} does in an
+// English locale: 4458 is "4,458".
+func integer(n int) string {
+	s := strconv.Itoa(n)
+	if n < 1000 && n > -1000 {
+		return s
+	}
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// expandedLen is checkstyle's line length: the first codePointCount UTF-16
+// units of the line, with tabs expanded.
+func expandedLen(s string) int {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+		if s[i] == '\t' {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return len(s)
+	}
+	units := make([]uint16, 0, len(s))
+	cps := 0
+	for _, r := range s {
+		cps++
+		if r >= 0x10000 {
+			r -= 0x10000
+			units = append(units, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
+		} else {
+			units = append(units, uint16(r))
+		}
+	}
+	n := 0
+	for _, u := range units[:cps] {
+		if u == '\t' {
+			n = (n/tabWidth + 1) * tabWidth
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// --- WhitespaceAround ---
+
+// javaSpace is Character.isWhitespace.
+func javaSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0x1C, 0x1D, 0x1E, 0x1F:
+		return true
+	case 0xA0, 0x2007, 0x202F:
+		return false
+	}
+	if r < 0x80 {
+		return false
+	}
+	return unicode.Is(unicode.Zs, r) || r == 0x2028 || r == 0x2029
+}
+
+func (f *file) whitespaceAround() {
+	if !f.l.enabled[WhitespaceAround] {
+		return
+	}
+	toks := f.lx.toks
+	for i := range toks {
+		t := &toks[i]
+		if t.role != rWS {
+			continue
+		}
+		ln := f.lines[t.line-1]
+		if t.flags&fNoBefore == 0 && t.off > ln.start {
+			r, _ := utf8.DecodeLastRuneInString(f.src[ln.start:t.off])
+			if !javaSpace(r) {
+				f.reportTok(int32(i), WhitespaceAround, "'"+t.text+"' is not preceded with whitespace.")
+			}
+		}
+		if end := t.end(); t.flags&fNoAfter == 0 && end < ln.end {
+			r, _ := utf8.DecodeRuneInString(f.src[end:ln.end])
+			if t.text == "}" && (r == ')' || r == ';' || r == ',' || r == '.') {
+				continue
+			}
+			if !javaSpace(r) {
+				f.reportTok(int32(i), WhitespaceAround, "'"+t.text+"' is not followed by whitespace.")
+			}
+		}
+	}
+}
+
+// --- imports ---
+
+func (f *file) importChecks() {
+	ps := f.ps
+	if len(ps.imports) == 0 {
+		return
+	}
+	for _, imp := range ps.imports {
+		if imp.star && f.l.enabled[AvoidStarImport] {
+			f.reportTok(imp.lastDot, AvoidStarImport, "Using the '.*' form of import should be avoided - "+imp.name+".")
+		}
+	}
+	if f.l.enabled[RedundantImport] {
+		var seen, seenStatic []importDecl
+		for _, imp := range ps.imports {
+			if imp.static {
+				for _, o := range seenStatic {
+					if o.name == imp.name {
+						f.reportTok(imp.kw, RedundantImport, "Duplicate import to line "+integer(int(o.nameLine))+" - "+imp.name+".")
+					}
+				}
+				seenStatic = append(seenStatic, imp)
+				continue
+			}
+			front := imp.name
+			if k := strings.LastIndexByte(front, '.'); k >= 0 {
+				front = front[:k]
+			} else {
+				front = ""
+			}
+			switch {
+			case front == "java.lang":
+				f.reportTok(imp.kw, RedundantImport, "Redundant import from the java.lang package - "+imp.name+".")
+			case ps.hasPackage && front == ps.pkgName:
+				f.reportTok(imp.kw, RedundantImport, "Redundant import from the same package - "+imp.name+".")
+			}
+			for _, o := range seen {
+				if o.name == imp.name {
+					f.reportTok(imp.kw, RedundantImport, "Duplicate import to line "+integer(int(o.nameLine))+" - "+imp.name+".")
+				}
+			}
+			seen = append(seen, imp)
+		}
+	}
+	if f.l.enabled[UnusedImports] {
+		f.unusedImports()
+	}
+}
+
+func (f *file) unusedImports() {
+	ps := f.ps
+	want := make(map[string]bool)
+	for _, imp := range ps.imports {
+		if !imp.star {
+			want[simpleName(imp.name)] = false
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	toks := f.lx.toks
+	for i := max(ps.collectFrom, 0); i < len(toks); i++ {
+		t := &toks[i]
+		if t.kind == tIdent && t.flags&fNotRef == 0 {
+			if used, ok := want[t.text]; ok && !used {
+				want[t.text] = true
+			}
+		}
+	}
+	f.javadocRefs(want)
+	for _, imp := range ps.imports {
+		if !imp.star && (!want[simpleName(imp.name)] || javaLangClass(imp.name)) {
+			f.reportTok(imp.first, UnusedImports, "Unused import - "+imp.name+".")
+		}
+	}
+}
+
+// javaLangClass reports whether name matches ^java\.lang\.[a-zA-Z]+$:
+// checkstyle reports such imports as unused even when they are used.
+func javaLangClass(name string) bool {
+	rest, ok := strings.CutPrefix(name, "java.lang.")
+	if !ok || rest == "" {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func simpleName(s string) string {
+	if k := strings.LastIndexByte(s, '.'); k >= 0 {
+		return s[k+1:]
+	}
+	return s
+}
+
+// javadocRefs marks imports referenced from the javadoc before a
+// definition, as checkstyle's processJavadoc does.
+func (f *file) javadocRefs(want map[string]bool) {
+	var byEnd map[int32]int // 0-based end line -> comment index
+	for i, c := range f.lx.comments {
+		if c.javadocOK {
+			if byEnd == nil {
+				byEnd = make(map[int32]int)
+			}
+			byEnd[c.endLine-1] = i
+		}
+	}
+	if byEnd == nil {
+		return
+	}
+	done := make(map[int]bool)
+	for _, d := range f.ps.defs {
+		idx := f.lx.toks[d].line - 2
+		for idx > 0 && f.blankOrComment(idx) {
+			idx--
+		}
+		ci, ok := byEnd[idx]
+		if !ok || done[ci] {
+			continue
+		}
+		done[ci] = true
+		c := f.lx.comments[ci]
+		javadocReferences(f.src[c.off:c.end], want)
+	}
+}
+
+func (f *file) blankOrComment(idx int32) bool {
+	if int(idx) >= len(f.lines) {
+		return false
+	}
+	ln := f.lines[idx]
+	s := strings.TrimLeft(f.src[ln.start:ln.end], " \t\f\v\x1c\x1d\x1e\x1f")
+	return s == "" || strings.HasPrefix(s, "//")
+}
+
+func importTag(name string) bool {
+	switch name {
+	case "see", "link", "linkplain", "value", "throws", "exception":
+		return true
+	}
+	return false
+}
+
+func javadocReferences(text string, want map[string]bool) {
+	// block tags: a line starting with [*] @name
+	for rest := text; rest != ""; {
+		ln := rest
+		if k := strings.IndexAny(rest, "\n\r"); k >= 0 {
+			ln, rest = rest[:k], rest[k+1:]
+		} else {
+			rest = ""
+		}
+		s := strings.TrimLeft(ln, " \t\f")
+		s = strings.TrimLeft(s, "*")
+		s = strings.TrimLeft(s, " \t\f")
+		if !strings.HasPrefix(s, "@") {
+			continue
+		}
+		j := 1
+		for j < len(s) && (s[j]|0x20 >= 'a' && s[j]|0x20 <= 'z') {
+			j++
+		}
+		if j == 1 || j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\f' {
+			continue
+		}
+		if !importTag(s[1:j]) {
+			continue
+		}
+		v := strings.TrimSpace(s[j:])
+		v = strings.TrimSpace(strings.TrimSuffix(v, "*/"))
+		tagRefs(v, want)
+	}
+	// inline tags: {@name value}
+	for k := 0; ; {
+		i := strings.Index(text[k:], "{@")
+		if i < 0 {
+			break
+		}
+		i += k + 2
+		j := i
+		for j < len(text) && (text[j]|0x20 >= 'a' && text[j]|0x20 <= 'z') {
+			j++
+		}
+		k = j
+		if j == i || j < len(text) && isIdentPart(text[j]) {
+			continue
+		}
+		e := strings.IndexByte(text[j:], '}')
+		if e < 0 {
+			break
+		}
+		if importTag(text[i:j]) {
+			v := text[j : j+e]
+			var b strings.Builder
+			for n, ln := range strings.Split(v, "\n") {
+				if n > 0 {
+					t := strings.TrimLeft(ln, " \t\r\f")
+					if strings.HasPrefix(t, "*") {
+						ln = t[1:]
+					}
+				}
+				b.WriteString(ln)
+				b.WriteByte(' ')
+			}
+			tagRefs(strings.Join(strings.Fields(b.String()), " "), want)
+		}
+		k = j + e + 1
+	}
+}
+
+// tagRefs adds the first identifier of v and those after '(' or ','.
+func tagRefs(v string, want map[string]bool) {
+	mark := func(s string) {
+		n := identPrefix(s)
+		if n > 0 {
+			if _, ok := want[s[:n]]; ok {
+				want[s[:n]] = true
+			}
+		}
+	}
+	mark(v)
+	for i := 0; i < len(v); i++ {
+		if v[i] == '(' || v[i] == ',' {
+			mark(strings.TrimLeft(v[i+1:], " \t\n\r\f\v"))
+		}
+	}
+}
+
+func identPrefix(s string) int {
+	for i, r := range s {
+		ok := r == '_' || r == '$' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)
+		if !ok {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// --- naming ---
+
+func matchLower(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	return alnum(s[1:])
+}
+
+func matchType(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	return alnum(s[1:])
+}
+
+func alnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func matchConstant(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	prevUnderscore := false
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			prevUnderscore = false
+		case c == '_':
+			if prevUnderscore {
+				return false
+			}
+			prevUnderscore = true
+		default:
+			return false
+		}
+	}
+	return !prevUnderscore
+}
+
+func (f *file) namingChecks() {
+	toks := f.lx.toks
+	for _, d := range f.ps.decls {
+		name := toks[d.name].text
+		var code, pat string
+		var ok bool
+		switch d.kind {
+		case declType:
+			code, pat, ok = TypeName, patType, matchType(name)
+		case declMethod:
+			if d.clsName != "" && name == d.clsName {
+				f.reportTok(d.name, MethodName, "Method Name '"+name+"' must not equal the enclosing class name.")
+			}
+			if d.aux {
+				continue
+			}
+			code, pat, ok = MethodName, patLower, matchLower(name)
+		case declParam:
+			code, pat, ok = ParameterName, patLower, matchLower(name)
+		case declLocal:
+			code, pat, ok = LocalVariableName, patLower, matchLower(name)
+		case declMember:
+			code, pat, ok = MemberName, patLower, matchLower(name)
+		case declConstant:
+			if name == "serialVersionUID" || name == "serialPersistentFields" {
+				continue
+			}
+			code, pat, ok = ConstantName, patConstant, matchConstant(name)
+		default:
+			continue
+		}
+		if !ok {
+			f.reportTok(d.name, code, "Name '"+name+"' must match pattern '"+pat+"'.")
+		}
+	}
+}
+
+// --- blocks and statements ---
+
+func (f *file) blockChecks() {
+	toks := f.lx.toks
+	for _, kw := range f.ps.needBraces {
+		f.reportTok(kw, NeedBraces, "'"+toks[kw].text+"' construct must use '{}'s.")
+	}
+	for _, b := range f.ps.emptyBlocks {
+		f.reportTok(b, EmptyBlock, "Must have at least one statement.")
+	}
+	for _, s := range f.ps.emptyStmts {
+		f.reportTok(s, EmptyStatement, "Empty statement.")
+	}
+	for _, e := range f.ps.equalsDiags {
+		if e.noEquals {
+			f.reportTok(e.tok, EqualsHashCode, "Definition of 'hashCode()' without corresponding definition of 'equals()'.")
+		} else {
+			f.reportTok(e.tok, EqualsHashCode, "Definition of 'equals()' without corresponding definition of 'hashCode()'.")
+		}
+	}
+	for _, m := range f.ps.multiVar {
+		if m.comma {
+			f.reportTok(m.tok, MultipleVariableDeclarations, "Each variable declaration must be in its own statement.")
+		} else {
+			f.reportTok(m.tok, MultipleVariableDeclarations, "Only one variable definition per line allowed.")
+		}
+	}
+}
+
+// oneStatementPerLine replays checkstyle's OneStatementPerLineCheck state
+// machine over the events the parser recorded.
+func (f *file) oneStatementPerLine() {
+	if !f.l.enabled[OneStatementPerLine] {
+		return
+	}
+	var (
+		inFor                      bool
+		lastEnd, forEnd, lambdaEnd int32 = -1, -1, -1
+		lambdas                    []int
+	)
+	same := func(line int32) bool { return lastEnd == line && forEnd != line && lambdaEnd != line }
+	toks := f.lx.toks
+	for _, ev := range f.ps.events {
+		switch ev.kind {
+		case evSemi, evSemiResource:
+			switch {
+			case len(lambdas) > 0:
+				lambdas[len(lambdas)-1]++
+				if !inFor && lambdas[len(lambdas)-1] > 1 && same(ev.line) {
+					f.reportTok(ev.tok, OneStatementPerLine, "Only one statement per line allowed.")
+				}
+			case ev.kind == evSemiResource:
+			case !inFor && same(ev.line):
+				f.reportTok(ev.tok, OneStatementPerLine, "Only one statement per line allowed.")
+			}
+			lastEnd = toks[ev.tok].line
+			forEnd, lambdaEnd = -1, -1
+		case evForInit:
+			inFor = true
+		case evForIterVisit:
+			forEnd = ev.line
+		case evForIterLeave:
+			inFor = false
+		case evLambdaVisit:
+			lambdas = append(lambdas, 0)
+		case evLambdaLeave:
+			if len(lambdas) > 0 {
+				lambdas = lambdas[:len(lambdas)-1]
+			}
+			lambdaEnd = ev.line
+		}
+	}
+}
+
+// jlsOrder is the modifier order the JLS suggests.
+var jlsOrder = map[string]int{
+	"public": 0, "protected": 1, "private": 2, "abstract": 3, "default": 4, "static": 5,
+	"final": 6, "transient": 7, "volatile": 8, "synchronized": 9, "native": 10, "strictfp": 11,
+}
+
+func (f *file) modifierOrder() {
+	if !f.l.enabled[ModifierOrder] {
+		return
+	}
+	toks := f.lx.toks
+	for _, m := range f.ps.mods {
+		if len(m.toks) == 0 {
+			continue
+		}
+		k := 0
+		for k < len(m.toks)-1 && toks[m.toks[k]].text == "@" {
+			k++
+		}
+		if toks[m.toks[k]].text == "@" {
+			continue
+		}
+		idx := 0
+		for ; k < len(m.toks); k++ {
+			i := m.toks[k]
+			t := &toks[i]
+			if t.text == "@" {
+				if !m.annOK {
+					name := "."
+					if !m.qualName[k] && int(i)+1 < len(toks) {
+						name = toks[i+1].text
+					}
+					f.reportTok(i, ModifierOrder, "'@"+name+"' annotation modifier does not precede non-annotation modifiers.")
+				}
+				break
+			}
+			o, ok := jlsOrder[t.text]
+			for ok && idx < o {
+				idx++
+			}
+			if !ok || idx > o {
+				f.reportTok(i, ModifierOrder, "'"+t.text+"' modifier out of order with the JLS suggestions.")
+				break
+			}
+		}
+	}
+}

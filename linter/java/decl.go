@@ -1,0 +1,593 @@
+package java
+
+// This file parses declarations: types, their bodies and members.
+
+func (p *parser) isTypeDeclStart() bool {
+	switch {
+	case p.at("class") || p.at("interface") || p.at("enum"):
+		return true
+	case p.at("@") && p.atIdx(p.p+1, "interface"):
+		return true
+	case p.at("record") && p.isIdent(p.p) && p.isIdent(p.p+1) && (p.atIdx(p.p+2, "(") || p.atIdx(p.p+2, "<")):
+		return true
+	}
+	return false
+}
+
+// member parses one member of a type body (or a top-level declaration) and
+// returns its AST position and, for fields, the variable group.
+func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
+	if p.depth > maxDepth {
+		p.next()
+		return -1, nil
+	}
+	p.depth++
+	defer func() { p.depth-- }()
+	start := p.p
+	if p.at("{") {
+		// instance initializer
+		p.codeDepth++
+		open, n := p.block(blockInstanceInit)
+		p.codeDepth--
+		if n == 0 {
+			p.emptyBlocks = append(p.emptyBlocks, int32(open))
+		}
+		if cls != nil {
+			cls.lastInit = open
+		}
+		return open, nil
+	}
+	if p.at("static") && p.atIdx(p.p+1, "{") {
+		p.next()
+		p.codeDepth++
+		open, n := p.block(blockNormal)
+		p.codeDepth--
+		if n == 0 {
+			p.emptyBlocks = append(p.emptyBlocks, int32(open))
+		}
+		return start, nil
+	}
+	mods := p.modifiers()
+	modPos := -1
+	if len(mods.toks) > 0 {
+		modPos = int(mods.toks[0])
+	}
+	if p.isTypeDeclStart() {
+		mods.annOK = false
+		p.mods = append(p.mods, mods)
+		pos = p.typeDecl(modPos)
+		return pos, nil
+	}
+	if p.at("<") {
+		p.typeParams()
+	}
+	kind := bodyClass
+	if len(p.bodyKinds) > 0 {
+		kind = p.bodyKinds[len(p.bodyKinds)-1]
+	}
+	// constructor (or compact constructor of a record)
+	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
+		mods.annOK = true
+		p.mods = append(p.mods, mods)
+		pos = p.p
+		if modPos >= 0 {
+			pos = modPos
+		}
+		p.defs = append(p.defs, int32(pos))
+		p.next()
+		if p.at("(") {
+			p.params(true)
+		}
+		p.throws()
+		if p.at("{") {
+			p.codeDepth++
+			p.block(blockNormal)
+			p.codeDepth--
+		} else {
+			p.semi(p.p - 1)
+		}
+		return pos, nil
+	}
+	typePos := p.typ()
+	if p.p == start {
+		// Not a declaration we understand: skip a token.
+		p.next()
+		return -1, nil
+	}
+	isVoid := p.toks[typePos].text == "void"
+	pos = typePos
+	if modPos >= 0 {
+		pos = modPos
+	}
+	if !p.isIdent(p.p) {
+		mods.annOK = true
+		p.mods = append(p.mods, mods)
+		return pos, nil
+	}
+	name := p.p
+	if p.atIdx(p.p+1, "(") {
+		// method
+		mods.annOK = !isVoid
+		p.mods = append(p.mods, mods)
+		p.defs = append(p.defs, int32(pos))
+		p.toks[name].flags |= fNotRef
+		p.next()
+		override := hasOverride(p, mods)
+		if kind == bodyAnnotation {
+			p.params(false)
+		} else {
+			p.decls = append(p.decls, decl{kind: declMethod, name: int32(name), aux: override, clsName: p.currentClass()})
+			nparams, objParam := p.params(true)
+			if cls != nil {
+				p.recordEqualsHashCode(cls, mods, pos, name, typePos, nparams, objParam)
+			}
+		}
+		for p.at("[") && p.atIdx(p.p+1, "]") {
+			p.next()
+			p.next()
+		}
+		throwsTok := p.throws()
+		var defTok = -1
+		if p.at("default") {
+			defTok = p.p
+			p.next()
+			p.elementValue()
+		}
+		if p.at("{") {
+			p.codeDepth++
+			p.block(blockNormal)
+			p.codeDepth--
+			if cls != nil && cls.pendingMethod != nil {
+				cls.pendingMethod.hasBody = true
+			}
+		} else {
+			stmt := p.p - 1
+			if defTok >= 0 {
+				stmt = defTok
+			} else if throwsTok >= 0 {
+				stmt = throwsTok
+			}
+			p.semi(stmt)
+		}
+		if cls != nil && cls.pendingMethod != nil {
+			cls.flushMethod()
+		}
+		return pos, nil
+	}
+	// field(s)
+	mods.annOK = true
+	p.mods = append(p.mods, mods)
+	fk := p.fieldKind(mods)
+	vg = &varGroupInfo{first: int32(start)}
+	last := p.declarators(fk, pos)
+	vg.count = last.count
+	if p.at(";") {
+		vg.lastLine = p.cur().line
+		p.semi(last.stmt)
+	} else {
+		vg.lastLine = last.lastLine
+	}
+	return pos, vg
+}
+
+func hasOverride(p *parser, m modsInfo) bool {
+	for _, i := range m.toks {
+		if p.toks[i].text != "@" {
+			continue
+		}
+		j := int(i) + 1
+		if p.atIdx(j, "Override") && !p.atIdx(j+1, ".") {
+			return true
+		}
+		if p.atIdx(j, "java") && p.atIdx(j+2, "lang") && p.atIdx(j+4, "Override") && !p.atIdx(j+5, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) hasMod(m modsInfo, word string) bool {
+	for _, i := range m.toks {
+		if p.toks[i].text == word {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) fieldKind(m modsInfo) uint8 {
+	kind := bodyClass
+	if len(p.bodyKinds) > 0 {
+		kind = p.bodyKinds[len(p.bodyKinds)-1]
+	}
+	static, final := p.hasMod(m, "static"), p.hasMod(m, "final")
+	switch {
+	case static && final:
+		return declConstant
+	case kind == bodyAnnotation:
+		return declConstant
+	case kind == bodyInterface && p.codeDepth == 0:
+		return declConstant
+	case kind == bodyInterface:
+		return 255
+	case static:
+		return 255 // StaticVariableName, not modelled
+	}
+	return declMember
+}
+
+func (p *parser) currentClass() string {
+	if len(p.className) == 0 {
+		return ""
+	}
+	return p.className[len(p.className)-1]
+}
+
+type declResult struct {
+	stmt     int // AST position of the node before the ';'
+	lastLine int32
+	count    int
+}
+
+// declarators parses name [dims] [= init] {, ...} for fields (kind is the
+// naming rule) or locals; pos is the declaration's AST position.
+func (p *parser) declarators(kind uint8, pos int) declResult {
+	var r declResult
+	for {
+		if !p.isIdent(p.p) {
+			break
+		}
+		r.count++
+		name := p.p
+		if kind != 255 {
+			p.decls = append(p.decls, decl{kind: kind, name: int32(name)})
+		}
+		p.defs = append(p.defs, int32(pos))
+		r.stmt = name
+		r.lastLine = p.cur().line
+		p.next()
+		for p.at("[") && p.atIdx(p.p+1, "]") {
+			p.next()
+			r.lastLine = p.cur().line
+			p.next()
+		}
+		if p.at("=") {
+			r.stmt = p.p
+			p.ws(p.p)
+			p.next()
+			if p.at("{") {
+				p.arrayInit()
+			} else {
+				p.expr()
+			}
+			r.lastLine = p.toks[p.p-1].line
+		}
+		if !p.accept(",") {
+			break
+		}
+	}
+	return r
+}
+
+func (p *parser) arrayInit() {
+	p.next() // '{'
+	for !p.eof() && !p.at("}") {
+		before := p.p
+		if p.at("{") {
+			p.arrayInit()
+		} else {
+			p.expr()
+		}
+		if !p.accept(",") && p.p == before {
+			p.next()
+		}
+	}
+	p.accept("}")
+}
+
+// params parses a formal parameter list; named reports the names to
+// ParameterName. It returns the count and whether a lone parameter is of
+// type Object.
+func (p *parser) params(named bool) (int, bool) {
+	p.next() // '('
+	n := 0
+	obj := false
+	for !p.eof() && !p.at(")") {
+		before := p.p
+		mods := p.modifiers()
+		mods.annOK = true
+		p.mods = append(p.mods, mods)
+		tstart := p.p
+		p.typ()
+		tname := p.src[p.toks[tstart].off:p.toks[max(p.p-1, tstart)].end()]
+		p.accept("...")
+		if p.at("this") {
+			p.next() // receiver parameter
+		} else if p.isIdent(p.p) {
+			if p.atIdx(p.p+1, ".") && p.atIdx(p.p+2, "this") {
+				p.next()
+				p.next()
+				p.next()
+			} else {
+				if named {
+					p.decls = append(p.decls, decl{kind: declParam, name: int32(p.p)})
+				}
+				p.next()
+			}
+		}
+		for p.at("[") && p.atIdx(p.p+1, "]") {
+			p.next()
+			p.next()
+		}
+		n++
+		obj = tname == "Object" || tname == "java.lang.Object"
+		if !p.accept(",") && p.p == before {
+			p.next()
+		}
+	}
+	p.accept(")")
+	return n, obj && n == 1
+}
+
+func (p *parser) throws() int {
+	if !p.at("throws") {
+		return -1
+	}
+	t := p.p
+	p.next()
+	for {
+		p.typ()
+		if !p.accept(",") {
+			return t
+		}
+	}
+}
+
+// classCtx tracks one type body for EqualsHashCode and double-brace
+// initialisation.
+type classCtx struct {
+	equals, hashCode int // position of the method or -1
+	pendingMethod    *pendingMethod
+	lastInit         int
+}
+
+type pendingMethod struct {
+	pos              int
+	equals, hashCode bool
+	native, hasBody  bool
+}
+
+func (c *classCtx) flushMethod() {
+	m := c.pendingMethod
+	c.pendingMethod = nil
+	if !(m.hasBody || m.native) {
+		return
+	}
+	if m.equals {
+		c.equals = m.pos
+	}
+	if m.hashCode {
+		c.hashCode = m.pos
+	}
+}
+
+func (p *parser) recordEqualsHashCode(c *classCtx, m modsInfo, pos, name, typePos, nparams int, objParam bool) {
+	static := p.hasMod(m, "static")
+	pm := &pendingMethod{pos: pos, native: p.hasMod(m, "native")}
+	switch p.toks[name].text {
+	case "equals":
+		pm.equals = !static && !p.hasMod(m, "abstract") && nparams == 1 && objParam
+	case "hashCode":
+		pm.hashCode = !static && p.hasMod(m, "public") && nparams == 0 &&
+			p.toks[typePos].text == "int" && p.toks[typePos].kind == tKeyword
+	}
+	c.pendingMethod = pm
+}
+
+// typeDecl parses class/interface/enum/@interface/record declarations.
+func (p *parser) typeDecl(modPos int) int {
+	kw := p.p
+	kind := bodyClass
+	switch {
+	case p.at("interface"):
+		kind = bodyInterface
+	case p.at("enum"):
+		kind = bodyEnum
+	case p.at("@"):
+		kind = bodyAnnotation
+		p.next()
+	case p.at("record"):
+		kind = bodyRecord
+	}
+	pos := kw
+	if modPos >= 0 {
+		pos = modPos
+	}
+	p.defs = append(p.defs, int32(pos))
+	p.next()
+	name := ""
+	if p.isIdent(p.p) {
+		p.decls = append(p.decls, decl{kind: declType, name: int32(p.p)})
+		name = p.cur().text
+		p.next()
+	}
+	if p.at("<") {
+		p.typeParams()
+	}
+	if kind == bodyRecord && p.at("(") {
+		p.recordHeader()
+	}
+	for p.at("extends") || p.at("implements") || p.at("permits") || p.isIdent(p.p) && p.cur().text == "permits" {
+		p.next()
+		for {
+			p.typ()
+			if !p.accept(",") {
+				break
+			}
+		}
+	}
+	if p.at("{") {
+		p.classBody(kind, name)
+	}
+	return pos
+}
+
+func (p *parser) recordHeader() {
+	p.next()
+	for !p.eof() && !p.at(")") {
+		before := p.p
+		mods := p.modifiers()
+		mods.annOK = true
+		p.mods = append(p.mods, mods)
+		p.typ()
+		p.accept("...")
+		if p.isIdent(p.p) {
+			p.next()
+		}
+		if !p.accept(",") && p.p == before {
+			p.next()
+		}
+	}
+	p.accept(")")
+}
+
+// classBody parses { members } of a type; the braces are checked by
+// WhitespaceAround.
+func (p *parser) classBody(kind int, name string) {
+	if p.depth > maxDepth {
+		p.skipBalanced()
+		return
+	}
+	p.depth++
+	defer func() { p.depth-- }()
+	open := p.p
+	p.ws(open)
+	p.next()
+	p.bodyKinds = append(p.bodyKinds, kind)
+	p.className = append(p.className, name)
+	c := &classCtx{equals: -1, hashCode: -1, lastInit: -1}
+	prevPos := open // AST position of the previous sibling
+	var prevVar *varGroupInfo
+	strayAfterVar := 0
+	first := true
+	if kind == bodyEnum {
+		prevPos = p.enumConstants(open)
+		first = prevPos == open
+	}
+	for !p.eof() && !p.at("}") {
+		before := p.p
+		if p.at(";") {
+			p.semi(prevPos)
+			prevPos = before
+			strayAfterVar++
+			first = false
+			continue
+		}
+		c.lastInit = -1
+		pos, vg := p.member(c)
+		if first && c.lastInit >= 0 {
+			p.flag(open, fNoAfter)
+		}
+		first = false
+		if vg != nil {
+			if vg.count > 1 {
+				p.multiVar = append(p.multiVar, multiVarDiag{tok: vg.first, comma: true})
+			}
+			if prevVar != nil && strayAfterVar <= 1 && prevVar.lastLine == p.toks[vg.first].line {
+				p.multiVar = append(p.multiVar, multiVarDiag{tok: prevVar.first})
+			}
+			prevVar = vg
+		} else {
+			prevVar = nil
+		}
+		strayAfterVar = 0
+		if pos >= 0 {
+			prevPos = pos
+		}
+		if p.p == before {
+			p.next()
+		}
+		if c.lastInit >= 0 && p.at("}") {
+			p.lastInitBeforeClose(c.lastInit)
+		}
+	}
+	if p.at("}") {
+		p.ws(p.p)
+		if c.lastInit >= 0 {
+			p.flag(p.p, fNoBefore)
+		}
+		p.next()
+	}
+	p.bodyKinds = p.bodyKinds[:len(p.bodyKinds)-1]
+	p.className = p.className[:len(p.className)-1]
+	if c.equals >= 0 && c.hashCode < 0 {
+		p.equalsDiags = append(p.equalsDiags, equalsDiag{tok: int32(c.equals)})
+	}
+	if c.hashCode >= 0 && c.equals < 0 {
+		p.equalsDiags = append(p.equalsDiags, equalsDiag{tok: int32(c.hashCode), noEquals: true})
+	}
+}
+
+// lastInitBeforeClose handles an instance initializer that ends its class
+// body: checkstyle does not check what follows its direct children.
+func (p *parser) lastInitBeforeClose(open int) {
+	close := p.matching(open)
+	if close < 0 {
+		return
+	}
+	p.flag(close, fNoAfter)
+	depth := 0
+	for i := open + 1; i < close; i++ {
+		t := &p.toks[i]
+		if t.kind == tOp {
+			switch t.text {
+			case "{", "(", "[":
+				depth++
+			case "}", ")", "]":
+				depth--
+			}
+		}
+		if depth == 0 && t.role == rWS && t.kind == tKeyword && t.flags&fStmtKw != 0 {
+			t.flags |= fNoAfter
+		}
+	}
+}
+
+// enumConstants parses the constants of an enum body and returns the AST
+// position of the last one (or of its trailing comma).
+func (p *parser) enumConstants(open int) int {
+	prev := open
+	for !p.eof() && !p.at(";") && !p.at("}") {
+		before := p.p
+		start := p.p
+		for p.at("@") {
+			p.annotation()
+		}
+		if !p.isIdent(p.p) {
+			if p.p == before {
+				p.next()
+			}
+			continue
+		}
+		p.defs = append(p.defs, int32(start))
+		name := p.cur().text
+		p.next()
+		if p.at("(") {
+			p.args()
+		}
+		if p.at("{") {
+			// checkstyle compares method names with the constant's name.
+			p.classBody(bodyAnon, name)
+		}
+		prev = start
+		if p.at(",") {
+			prev = p.p
+			p.next()
+		}
+	}
+	if p.at(";") {
+		p.semi(prev)
+		prev = p.p - 1
+	}
+	return prev
+}

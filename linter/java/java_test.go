@@ -1,0 +1,293 @@
+package java
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fleetkit/fleetkit/linter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func lint(t testing.TB, cfg linter.Config, code string) []linter.Diagnostic {
+	t.Helper()
+	l, err := New(cfg)
+	require.NoError(t, err)
+	ds, err := l.Lint(context.Background(), linter.Source{Name: "A.java", Code: []byte(code)})
+	require.NoError(t, err)
+	return ds
+}
+
+// TestChecks holds, for every check, a case it must report (positions and
+// messages as checkstyle 8.36 printed them for the same file) and one it
+// must not. Only the check under test is enabled.
+func TestChecks(t *testing.T) {
+	tests := []struct {
+		name  string
+		check string
+		code  string
+		want  []linter.Diagnostic
+	}{
+		{"LineLength/positive", "LineLength", "class A {\n    String s = \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\";\n}\n", []linter.Diagnostic{{Line: 2, Column: 0, Code: "LineLength", Message: "Line is longer than 80 characters (found 98)."}}},
+		{"LineLength/negative", "LineLength", "package aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa;\nclass A {\n}\n", []linter.Diagnostic{}},
+		{"FileTabCharacter/positive", "FileTabCharacter", "class A {\n  int x;\t// tab\n\tint y;\n}\n", []linter.Diagnostic{{Line: 2, Column: 9, Code: "FileTabCharacter", Message: "File contains tab characters (this is the first instance)."}}},
+		{"FileTabCharacter/negative", "FileTabCharacter", "class A {\n    int x;\n}\n", []linter.Diagnostic{}},
+		{"RegexpSingleline/positive", "RegexpSingleline", "class A { \n    int x;\t\n}\n", []linter.Diagnostic{{Line: 1, Column: 0, Code: "RegexpSingleline", Message: "Line has trailing spaces."}, {Line: 2, Column: 0, Code: "RegexpSingleline", Message: "Line has trailing spaces."}}},
+		{"RegexpSingleline/negative", "RegexpSingleline", "class A {\n    int x; // no trailing\n}\n", []linter.Diagnostic{}},
+		{"NewlineAtEndOfFile/positive", "NewlineAtEndOfFile", "class A {\n}", []linter.Diagnostic{{Line: 1, Column: 0, Code: "NewlineAtEndOfFile", Message: "File does not end with a newline."}}},
+		{"NewlineAtEndOfFile/negative", "NewlineAtEndOfFile", "class A {\n}\r\n", []linter.Diagnostic{}},
+		{"AvoidStarImport/positive", "AvoidStarImport", "import java.util.*;\nimport static java.lang.Math.*;\nclass A { List<String> l; double d = max(1, 2); }\n", []linter.Diagnostic{{Line: 1, Column: 17, Code: "AvoidStarImport", Message: "Using the '.*' form of import should be avoided - java.util.*."}, {Line: 2, Column: 29, Code: "AvoidStarImport", Message: "Using the '.*' form of import should be avoided - java.lang.Math.*."}}},
+		{"AvoidStarImport/negative", "AvoidStarImport", "import java.util.List;\nclass A { List<String> l; }\n", []linter.Diagnostic{}},
+		{"UnusedImports/positive", "UnusedImports", "import java.util.List;\nimport java.util.Map;\nimport java.lang.String;\nclass A { java.util.Map<String, String> m; }\n", []linter.Diagnostic{{Line: 1, Column: 8, Code: "UnusedImports", Message: "Unused import - java.util.List."}, {Line: 3, Column: 8, Code: "UnusedImports", Message: "Unused import - java.lang.String."}}},
+		{"UnusedImports/negative", "UnusedImports", "import java.util.List;\nimport java.util.Map;\nimport java.util.Set;\nimport static java.lang.Math.max;\n/** Uses {@link Set}. */\nclass A { List<Map.Entry<String, String>> l; int m = max(1, 2); }\n", []linter.Diagnostic{}},
+		{"RedundantImport/positive", "RedundantImport", "package p;\nimport java.lang.String;\nimport p.B;\nimport java.util.List;\nimport java.util.List;\nclass A { List<B> l; }\n", []linter.Diagnostic{{Line: 2, Column: 1, Code: "RedundantImport", Message: "Redundant import from the java.lang package - java.lang.String."}, {Line: 3, Column: 1, Code: "RedundantImport", Message: "Redundant import from the same package - p.B."}, {Line: 5, Column: 1, Code: "RedundantImport", Message: "Duplicate import to line 4 - java.util.List."}}},
+		{"RedundantImport/negative", "RedundantImport", "package p;\nimport java.lang.reflect.Method;\nimport q.B;\nclass A { Method m; B b; }\n", []linter.Diagnostic{}},
+		{"ConstantName/positive", "ConstantName", "class A {\n    static final int lower = 1;\n    interface I { int Bad_ = 2; }\n}\n", []linter.Diagnostic{{Line: 2, Column: 22, Code: "ConstantName", Message: "Name 'lower' must match pattern '^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$'."}, {Line: 3, Column: 23, Code: "ConstantName", Message: "Name 'Bad_' must match pattern '^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$'."}}},
+		{"ConstantName/negative", "ConstantName", "class A {\n    static final long serialVersionUID = 1L;\n    static final int MAX_SIZE = 2;\n    final int notConstant = 3;\n}\n", []linter.Diagnostic{}},
+		{"MemberName/positive", "MemberName", "class A {\n    int Bad;\n    final int FINAL_MEMBER = 1;\n}\n", []linter.Diagnostic{{Line: 2, Column: 9, Code: "MemberName", Message: "Name 'Bad' must match pattern '^[a-z][a-zA-Z0-9]*$'."}, {Line: 3, Column: 15, Code: "MemberName", Message: "Name 'FINAL_MEMBER' must match pattern '^[a-z][a-zA-Z0-9]*$'."}}},
+		{"MemberName/negative", "MemberName", "class A {\n    int good;\n    static int Static;\n    interface I { int X = 1; }\n}\n", []linter.Diagnostic{}},
+		{"MethodName/positive", "MethodName", "class A {\n    void Bad() { }\n    void A() { }\n}\n", []linter.Diagnostic{{Line: 2, Column: 10, Code: "MethodName", Message: "Name 'Bad' must match pattern '^[a-z][a-zA-Z0-9]*$'."}, {Line: 3, Column: 10, Code: "MethodName", Message: "Method Name 'A' must not equal the enclosing class name."}, {Line: 3, Column: 10, Code: "MethodName", Message: "Name 'A' must match pattern '^[a-z][a-zA-Z0-9]*$'."}}},
+		{"MethodName/negative", "MethodName", "class A {\n    void good() { }\n    @Override public String ToString() { return \"\"; }\n}\n", []linter.Diagnostic{}},
+		{"TypeName/positive", "TypeName", "class lower_case {\n    interface i { }\n}\n", []linter.Diagnostic{{Line: 1, Column: 7, Code: "TypeName", Message: "Name 'lower_case' must match pattern '^[A-Z][a-zA-Z0-9]*$'."}, {Line: 2, Column: 15, Code: "TypeName", Message: "Name 'i' must match pattern '^[A-Z][a-zA-Z0-9]*$'."}}},
+		{"TypeName/negative", "TypeName", "class Upper {\n    enum Color { RED }\n}\n", []linter.Diagnostic{}},
+		{"LocalVariableName/positive", "LocalVariableName", "class A {\n    void f() {\n        int Bad = 1;\n        for (int I = 0; I < 1; I++) { }\n    }\n}\n", []linter.Diagnostic{{Line: 3, Column: 13, Code: "LocalVariableName", Message: "Name 'Bad' must match pattern '^[a-z][a-zA-Z0-9]*$'."}, {Line: 4, Column: 18, Code: "LocalVariableName", Message: "Name 'I' must match pattern '^[a-z][a-zA-Z0-9]*$'."}}},
+		{"LocalVariableName/negative", "LocalVariableName", "class A {\n    void f() {\n        final int FINAL = 1;\n        int good = FINAL;\n        try { } catch (Exception E) { }\n    }\n}\n", []linter.Diagnostic{}},
+		{"ParameterName/positive", "ParameterName", "class A {\n    A(int Bad) { }\n    void f(String x_y) { }\n}\n", []linter.Diagnostic{{Line: 2, Column: 11, Code: "ParameterName", Message: "Name 'Bad' must match pattern '^[a-z][a-zA-Z0-9]*$'."}, {Line: 3, Column: 19, Code: "ParameterName", Message: "Name 'x_y' must match pattern '^[a-z][a-zA-Z0-9]*$'."}}},
+		{"ParameterName/negative", "ParameterName", "class A {\n    void f(int good) {\n        java.util.function.IntUnaryOperator op = X -> X;\n    }\n}\n", []linter.Diagnostic{}},
+		{"NeedBraces/positive", "NeedBraces", "class A {\n    void f(int x) {\n        if (x > 0) x--; else x++;\n        while (x < 0) x++;\n        for (;;) ;\n        do x++; while (x < 9);\n    }\n}\n", []linter.Diagnostic{{Line: 3, Column: 9, Code: "NeedBraces", Message: "'if' construct must use '{}'s."}, {Line: 3, Column: 25, Code: "NeedBraces", Message: "'else' construct must use '{}'s."}, {Line: 4, Column: 9, Code: "NeedBraces", Message: "'while' construct must use '{}'s."}, {Line: 5, Column: 9, Code: "NeedBraces", Message: "'for' construct must use '{}'s."}, {Line: 6, Column: 9, Code: "NeedBraces", Message: "'do' construct must use '{}'s."}}},
+		{"NeedBraces/negative", "NeedBraces", "class A {\n    void f(int x) {\n        if (x > 0) { x--; } else if (x < 0) { x++; }\n    }\n}\n", []linter.Diagnostic{}},
+		{"EmptyBlock/positive", "EmptyBlock", "class A {\n    static { }\n    void f(int x) {\n        if (x > 0) { } else { }\n        try { } finally { }\n        switch (x) { }\n    }\n}\n", []linter.Diagnostic{{Line: 2, Column: 12, Code: "EmptyBlock", Message: "Must have at least one statement."}, {Line: 4, Column: 20, Code: "EmptyBlock", Message: "Must have at least one statement."}, {Line: 4, Column: 29, Code: "EmptyBlock", Message: "Must have at least one statement."}, {Line: 5, Column: 13, Code: "EmptyBlock", Message: "Must have at least one statement."}, {Line: 5, Column: 25, Code: "EmptyBlock", Message: "Must have at least one statement."}, {Line: 6, Column: 20, Code: "EmptyBlock", Message: "Must have at least one statement."}}},
+		{"EmptyBlock/negative", "EmptyBlock", "class A {\n    void f(int x) {\n        if (x > 0) { ; }\n        try { x++; } catch (Exception e) { }\n    }\n}\n", []linter.Diagnostic{}},
+		{"EmptyStatement/positive", "EmptyStatement", "class A {\n    void f(int x) {\n        ;\n        if (x > 0) ;\n    }\n}\n", []linter.Diagnostic{{Line: 3, Column: 9, Code: "EmptyStatement", Message: "Empty statement."}, {Line: 4, Column: 20, Code: "EmptyStatement", Message: "Empty statement."}}},
+		{"EmptyStatement/negative", "EmptyStatement", "class A {\n    int x;;\n    void f() {\n        for (;;) { break; }\n    }\n};\n", []linter.Diagnostic{}},
+		{"EqualsHashCode/positive", "EqualsHashCode", "class A {\n    public boolean equals(Object o) { return false; }\n}\nclass B {\n    public int hashCode() { return 1; }\n}\n", []linter.Diagnostic{{Line: 2, Column: 5, Code: "EqualsHashCode", Message: "Definition of 'equals()' without corresponding definition of 'hashCode()'."}, {Line: 5, Column: 5, Code: "EqualsHashCode", Message: "Definition of 'hashCode()' without corresponding definition of 'equals()'."}}},
+		{"EqualsHashCode/negative", "EqualsHashCode", "class A {\n    public boolean equals(Object o) { return false; }\n    public int hashCode() { return 1; }\n    public boolean equals(A a) { return true; }\n}\n", []linter.Diagnostic{}},
+		{"WhitespaceAround/positive", "WhitespaceAround", "class A {\n    int f(int x) {\n        if(x>0){return x+1;}\n        return x==0?1:2;\n    }\n}\n", []linter.Diagnostic{{Line: 3, Column: 9, Code: "WhitespaceAround", Message: "'if' is not followed by whitespace."}, {Line: 3, Column: 13, Code: "WhitespaceAround", Message: "'>' is not followed by whitespace."}, {Line: 3, Column: 13, Code: "WhitespaceAround", Message: "'>' is not preceded with whitespace."}, {Line: 3, Column: 16, Code: "WhitespaceAround", Message: "'{' is not followed by whitespace."}, {Line: 3, Column: 16, Code: "WhitespaceAround", Message: "'{' is not preceded with whitespace."}, {Line: 3, Column: 17, Code: "WhitespaceAround", Message: "'return' is not preceded with whitespace."}, {Line: 3, Column: 25, Code: "WhitespaceAround", Message: "'+' is not followed by whitespace."}, {Line: 3, Column: 25, Code: "WhitespaceAround", Message: "'+' is not preceded with whitespace."}, {Line: 3, Column: 28, Code: "WhitespaceAround", Message: "'}' is not preceded with whitespace."}, {Line: 4, Column: 17, Code: "WhitespaceAround", Message: "'==' is not followed by whitespace."}, {Line: 4, Column: 17, Code: "WhitespaceAround", Message: "'==' is not preceded with whitespace."}, {Line: 4, Column: 20, Code: "WhitespaceAround", Message: "'?' is not followed by whitespace."}, {Line: 4, Column: 20, Code: "WhitespaceAround", Message: "'?' is not preceded with whitespace."}, {Line: 4, Column: 22, Code: "WhitespaceAround", Message: "':' is not followed by whitespace."}, {Line: 4, Column: 22, Code: "WhitespaceAround", Message: "':' is not preceded with whitespace."}}},
+		{"WhitespaceAround/negative", "WhitespaceAround", "class A {\n    java.util.List<? extends Number> l;\n    int f(int x) {\n        int[] a = {1, -2};\n        Runnable r = () -> { };\n        for (int i : a) { x += i; }\n        return;\n    }\n}\n", []linter.Diagnostic{}},
+		{"OneStatementPerLine/positive", "OneStatementPerLine", "class A {\n    int a; int b;\n    void f() {\n        a = 1; b = 2;\n    }\n}\n", []linter.Diagnostic{{Line: 2, Column: 17, Code: "OneStatementPerLine", Message: "Only one statement per line allowed."}, {Line: 4, Column: 21, Code: "OneStatementPerLine", Message: "Only one statement per line allowed."}}},
+		{"OneStatementPerLine/negative", "OneStatementPerLine", "class A {\n    void f() {\n        for (int i = 0; i < 2; i++) f();\n        Runnable r = () -> { f(); };\n    }\n}\n", []linter.Diagnostic{}},
+		{"MultipleVariableDeclarations/positive", "MultipleVariableDeclarations", "class A {\n    int a, b;\n    void f() {\n        int c; int d;\n    }\n}\n", []linter.Diagnostic{{Line: 2, Column: 5, Code: "MultipleVariableDeclarations", Message: "Each variable declaration must be in its own statement."}, {Line: 4, Column: 9, Code: "MultipleVariableDeclarations", Message: "Only one variable definition per line allowed."}}},
+		{"MultipleVariableDeclarations/negative", "MultipleVariableDeclarations", "class A {\n    int a;\n    void f() {\n        for (int i = 0, j = 1; i < j; i++) { }\n    }\n}\n", []linter.Diagnostic{}},
+		{"ModifierOrder/positive", "ModifierOrder", "class A {\n    final static int X = 1;\n    public @Deprecated void f() { }\n}\n", []linter.Diagnostic{{Line: 2, Column: 11, Code: "ModifierOrder", Message: "'static' modifier out of order with the JLS suggestions."}, {Line: 3, Column: 12, Code: "ModifierOrder", Message: "'@Deprecated' annotation modifier does not precede non-annotation modifiers."}}},
+		{"ModifierOrder/negative", "ModifierOrder", "class A {\n    @Deprecated public static final int X = 1;\n    public @Deprecated String f() { return null; }\n}\n", []linter.Diagnostic{}},
+	}
+	seen := make(map[string]int)
+	for _, tt := range tests {
+		if len(tt.want) > 0 {
+			seen[tt.check]++
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := lint(t, linter.Config{Select: []string{tt.check}}, tt.code)
+			if len(tt.want) == 0 {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	for _, c := range Language().Codes {
+		assert.Positive(t, seen[c], "no positive case for %s", c)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	long := "class A {\n    String s = \"" + strings.Repeat("x", 80) + "\";\n}\n"
+	t.Run("MaxLineLength", func(t *testing.T) {
+		assert.Empty(t, lint(t, linter.Config{MaxLineLength: 120}, long))
+		got := lint(t, linter.Config{MaxLineLength: 50}, long)
+		require.Len(t, got, 1)
+		assert.Equal(t, "Line is longer than 50 characters (found 98).", got[0].Message)
+	})
+	t.Run("Ignore", func(t *testing.T) {
+		assert.Empty(t, lint(t, linter.Config{Ignore: []string{"Line"}}, long))
+	})
+	t.Run("Select", func(t *testing.T) {
+		got := lint(t, linter.Config{Select: []string{"NewlineAtEndOfFile"}}, "class a {int X_;}")
+		require.Len(t, got, 1)
+		assert.Equal(t, NewlineAtEndOfFile, got[0].Code)
+	})
+	t.Run("Sorted", func(t *testing.T) {
+		got := lint(t, linter.Config{}, "class a {int X_;}")
+		require.NotEmpty(t, got)
+		for i := 1; i < len(got); i++ {
+			assert.LessOrEqual(t, got[i-1].Line*1000+got[i-1].Column, got[i].Line*1000+got[i].Column)
+		}
+	})
+	t.Run("NegativeMaxLineLength", func(t *testing.T) {
+		_, err := New(linter.Config{MaxLineLength: -1})
+		assert.ErrorIs(t, err, ErrInvalidConfig)
+	})
+	t.Run("Cancelled", func(t *testing.T) {
+		l, err := New(linter.Config{})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = l.Lint(ctx, linter.Source{Code: []byte("class A {}\n")})
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestInteger(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 4458: "4,458", 1234567: "1,234,567", -1000: "-1,000"} {
+		assert.Equal(t, want, integer(n))
+	}
+}
+
+func TestLanguage(t *testing.T) {
+	lang := Language()
+	assert.Equal(t, "java", lang.Name)
+	assert.Equal(t, NewlineAtEndOfFile, lang.NewlineAtEOF)
+	assert.Equal(t, []string{".java"}, lang.Extensions)
+	assert.Len(t, lang.Codes, 21)
+	l, err := lang.New(linter.Config{})
+	require.NoError(t, err)
+	ds, err := l.Lint(context.Background(), linter.Source{Code: []byte("class A {}")})
+	require.NoError(t, err)
+	assert.Contains(t, ds, linter.Diagnostic{Line: 1, Column: 0, Code: NewlineAtEndOfFile, Message: "File does not end with a newline."})
+}
+
+func TestTokenize(t *testing.T) {
+	src := "x >>>= 1_000L + 0x1F + 0b1010 + 017 + 1.5e-3f + .5 + 'a' + '\\'' + '\\u0041' + \"s\\\"\"; " +
+		"f = a -> b::c; @interface @Foo /** doc */ /* c */ // end\ns = \"\"\"\n  text \\\"\"\" \"\"\";\n"
+	lx := tokenize(src)
+	var got []string
+	for _, tk := range lx.toks {
+		if tk.kind != tEOF {
+			got = append(got, tk.text)
+		}
+	}
+	assert.Equal(t, []string{"x", ">>>=", "1_000L", "+", "0x1F", "+", "0b1010", "+", "017", "+", "1.5e-3f",
+		"+", ".5", "+", "'a'", "+", `'\''`, "+", `'\u0041'`, "+", `"s\""`, ";", "f", "=", "a", "->", "b",
+		"::", "c", ";", "@", "interface", "@", "Foo", "s", "=", "\"\"\"\n  text \\\"\"\" \"\"\"", ";"}, got)
+	require.Len(t, lx.comments, 3)
+	assert.True(t, lx.comments[0].javadocOK)
+	assert.False(t, lx.comments[1].javadocOK)
+	last := lx.toks[len(lx.toks)-2]
+	assert.Equal(t, int32(3), last.line, "text block spans lines")
+	assert.Equal(t, int32(15), last.col)
+}
+
+func TestGenericsAreNotOperators(t *testing.T) {
+	code := "class A {\n    java.util.Map<String, java.util.List<java.util.List<String>>> m;\n" +
+		"    <T extends Comparable<? super T>> void f(Class<?>[] c) {\n" +
+		"        java.util.function.IntFunction<Class<?>[]> g = Class<?>[]::new;\n" +
+		"        boolean b = 1 < 2 && 3 >> 1 > 0;\n    }\n}\n"
+	assert.Empty(t, lint(t, linter.Config{Select: []string{WhitespaceAround}}, code))
+}
+
+// TestBadInput feeds code that is not Java; the linter must not panic and
+// must still run the line checks.
+func TestBadInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(rng.UintN(256))
+	}
+	inputs := map[string]string{
+		"empty":                 "",
+		"unterminated comment":  "class A { /* never closed\n int x;\n",
+		"unterminated javadoc":  "/** x\nimport a.B;",
+		"unterminated string":   "class A { String s = \"abc\n int x; }\n",
+		"unterminated char":     "class A { char c = 'a\n }\n",
+		"unterminated text blk": "class A { String s = \"\"\"\n abc\n",
+		"random bytes":          string(random),
+		"crlf and tabs":         "class A {\r\n\tint x;\r\n\tvoid f() {\r\n\t\tif (x) x++;\r\n\t}\r\n}\r\n",
+		"lone cr":               "class A {\r int x;\r}\r",
+		"deep nesting":          "class A { int x = " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000) + "; }\n",
+		"deep blocks":           "class A { void f() " + strings.Repeat("{", 5000) + strings.Repeat("}", 5000) + " }\n",
+		"unbalanced":            "class A { void f( { if ( } } ) ] [ >>> <<< -> :: @ ... \n",
+		"only operators":        ">>>= >> > < <= -> :: ... @ ? : ;",
+		"keywords":              "class interface enum record switch case default -> yield new ;",
+		"invalid utf8":          "class A { String s = \"\xff\xfe\"; int \xc3x; }\n",
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			assert.NotPanics(t, func() { lint(t, linter.Config{}, in) })
+		})
+	}
+	got := lint(t, linter.Config{}, inputs["crlf and tabs"])
+	assert.Contains(t, got, linter.Diagnostic{Line: 2, Column: 1, Code: FileTabCharacter, Message: "File contains tab characters (this is the first instance)."})
+	assert.Contains(t, got, linter.Diagnostic{Line: 4, Column: 17, Code: NeedBraces, Message: "'if' construct must use '{}'s."})
+}
+
+func FuzzLint(f *testing.F) {
+	f.Add([]byte("class A {\n\tint x = a >>> 2 ? b : c;\n}\n"))
+	f.Add([]byte("import java.util.*;\n/** {@link List} */\nrecord P(int x) { P { } }\n"))
+	f.Add([]byte("class A { String s = \"\"\"\n x \"\"\"; void f() { switch (x) { case 1 -> { yield 2; } } } }"))
+	f.Add([]byte("@interface A { int v() default 1; } enum E { A { }, B; }"))
+	l, err := New(linter.Config{})
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, code []byte) {
+		ds, err := l.Lint(context.Background(), linter.Source{Code: code})
+		require.NoError(t, err)
+		for _, d := range ds {
+			if d.Line < 1 || d.Column < 0 {
+				t.Fatalf("bad position %v", d)
+			}
+		}
+	})
+}
+
+// pathological inputs are unbalanced code that a look-ahead could turn
+// quadratic on.
+var pathological = []string{"(a;", "x = (a; ", "a<b<", "a<b.c,", "(a.b.c.d.e.f.g.h ", "@a(;",
+	"new a<", "f((a)", "{(", "case a<", "int x = {(", "/** {@link a} */ int x; ", "(", "{", "<"}
+
+// TestPathologicalInput lints unbalanced input without failing. Its speed
+// is measured by BenchmarkPathologicalInput, not asserted here: timing
+// assertions flake on shared machines.
+func TestPathologicalInput(t *testing.T) {
+	for _, p := range pathological {
+		lint(t, linter.Config{}, "import a.b; class A { void f() {"+strings.Repeat(p, 2000))
+	}
+}
+
+// BenchmarkPathologicalInput lints 20000 repetitions of each input: linear
+// look-ahead takes milliseconds, quadratic takes seconds.
+func BenchmarkPathologicalInput(b *testing.B) {
+	l, err := New(linter.Config{})
+	require.NoError(b, err)
+	for _, p := range pathological {
+		src := []byte("import a.b; class A { void f() {" + strings.Repeat(p, 20000))
+		b.Run(fmt.Sprintf("%q", p), func(b *testing.B) {
+			for b.Loop() {
+				_, _ = l.Lint(context.Background(), linter.Source{Code: src})
+			}
+		})
+	}
+}
+
+// TestConcurrentUse lints from several goroutines with one Linter; run
+// with -race.
+func TestConcurrentUse(t *testing.T) {
+	paths, err := filepath.Glob("testdata/corpus/*.java")
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	l, err := New(linter.Config{})
+	require.NoError(t, err)
+	srcs := make([][]byte, len(paths))
+	want := make([][]linter.Diagnostic, len(paths))
+	for i, p := range paths {
+		srcs[i], err = os.ReadFile(p)
+		require.NoError(t, err)
+		want[i], err = l.Lint(context.Background(), linter.Source{Name: p, Code: srcs[i]})
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Go(func() {
+			for i := range srcs {
+				got, err := l.Lint(context.Background(), linter.Source{Code: srcs[i]})
+				assert.NoError(t, err)
+				assert.Equal(t, want[i], got)
+			}
+		})
+	}
+	wg.Wait()
+}

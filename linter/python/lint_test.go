@@ -1,0 +1,377 @@
+package python_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/linter"
+	"github.com/fleetkit/fleetkit/linter/python"
+)
+
+// codeCase is one code with a source that triggers it, the positions
+// ("line:col") pycodestyle 2.10 reports for it, and a source that does not.
+type codeCase struct {
+	code     string
+	positive string
+	negative string
+	want     []string
+}
+
+// codeCases were checked against pycodestyle 2.10.0 (`pycodestyle
+// --select=E,W`, keeping the lines of the code under test).
+var codeCases = []codeCase{
+	{"E101", "if True:\n\tx = 1\n        y = 2\n", "if True:\n    x = 1\n    y = 2\n", []string{"3:1"}},
+	{"E111", "if True:\n  x = 1\n", "if True:\n    x = 1\n", []string{"2:3"}},
+	{"E112", "if True:\npass\n", "if True:\n    pass\n", []string{"2:1"}},
+	{"E113", "x = 1\n    y = 2\n", "x = 1\ny = 2\n", []string{"2:5"}},
+	{"E114", "if True:\n  # c\n  x = 1\n", "if True:\n    # c\n    x = 1\n", []string{"2:3"}},
+	{"E115", "if True:\n# c\n    x = 1\n", "if True:\n    # c\n    x = 1\n", []string{"2:1"}},
+	{"E116", "x = 1\n    # c\n", "x = 1\n# c\n", []string{"2:5"}},
+	{"E117", "if True:\n        x = 1\n", "if True:\n    x = 1\n", []string{"2:9"}},
+	{"E201", "x = ( 1)\n", "x = (1)\n", []string{"1:6"}},
+	{"E202", "x = (1 )\n", "x = (1,)\n", []string{"1:7"}},
+	{"E203", "x = {1 : 2}\n", "x = {1: 2}\n", []string{"1:7"}},
+	{"E211", "print (1)\n", "print(1)\n", []string{"1:6"}},
+	{"E221", "x  = 1\n", "x = 1\n", []string{"1:2"}},
+	{"E222", "x =  1\n", "x = 1\n", []string{"1:4"}},
+	{"E223", "x\t= 1\n", "x = 1\n", []string{"1:2"}},
+	{"E224", "x =\t1\n", "x = 1\n", []string{"1:4"}},
+	{"E225", "x=1\n", "x = 1\n", []string{"1:2"}},
+	{"E226", "x = 1+2\n", "x = 1 + 2\n", []string{"1:6"}},
+	{"E227", "x = 1|2\n", "x = 1 | 2\n", []string{"1:6"}},
+	{"E228", "x = 1%2\n", "x = 1 % 2\n", []string{"1:6"}},
+	{"E231", "x = [1,2]\n", "x = [1, 2]\ny = x[1:2]\n", []string{"1:7"}},
+	{"E241", "x = [1,  2]\n", "x = [1, 2]\n", []string{"1:8"}},
+	{"E242", "x = [1,\t2]\n", "x = [1, 2]\n", []string{"1:8"}},
+	{"E251", "f(a = 1)\n", "f(a=1)\n", []string{"1:4", "1:6"}},
+	{"E252", "def f(a: int=1):\n    pass\n", "def f(a: int = 1):\n    pass\n", []string{"1:13", "1:14"}},
+	{"E261", "x = 1 # c\n", "x = 1  # c\n", []string{"1:6"}},
+	{"E262", "x = 1  #c\n", "x = 1  # c\n", []string{"1:8"}},
+	{"E265", "#c\nx = 1\n", "# c\nx = 1\n", []string{"1:1"}},
+	{"E266", "## c\nx = 1\n", "# c\nx = 1\n", []string{"1:1"}},
+	{"E271", "x = 1 if  x else 2\n", "x = 1 if x else 2\n", []string{"1:9"}},
+	{"E272", "x = 1  if x else 2\n", "x = 1 if x else 2\n", []string{"1:6"}},
+	{"E273", "x = 1 if\tx else 2\n", "x = 1 if x else 2\n", []string{"1:9"}},
+	{"E274", "x = 1\tif x else 2\n", "x = 1 if x else 2\n", []string{"1:6"}},
+	{"E275", "x = not(1)\n", "x = not (1)\n", []string{"1:8"}},
+	{"E301", "class A:\n    x = 1\n    def f(self):\n        pass\n", "class A:\n    x = 1\n\n    def f(self):\n        pass\n", []string{"3:5"}},
+	{"E302", "x = 1\ndef f():\n    pass\n", "x = 1\n\n\ndef f():\n    pass\n", []string{"2:1"}},
+	{"E303", "x = 1\n\n\n\ny = 2\n", "x = 1\n\n\ny = 2\n", []string{"5:1"}},
+	{"E304", "@d\n\ndef f():\n    pass\n", "@d\ndef f():\n    pass\n", []string{"3:1"}},
+	{"E305", "def f():\n    pass\nx = 1\n", "def f():\n    pass\n\n\nx = 1\n", []string{"3:1"}},
+	{"E306", "def f():\n    x = 1\n    def g():\n        pass\n", "def f():\n    x = 1\n\n    def g():\n        pass\n", []string{"3:5"}},
+	{"E401", "import os, sys\n", "import os\nimport sys\n", []string{"1:10"}},
+	{"E402", "x = 1\nimport os\n", "import os\nx = 1\n", []string{"2:1"}},
+	{"E501", "x = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'\n", "x = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'\n", []string{"1:80"}},
+	{"E502", "x = (1 + \\\n     2)\n", "x = 1 + \\\n    2\n", []string{"1:10"}},
+	{"E701", "if x: y = 1\n", "if x:\n    y = 1\n", []string{"1:5"}},
+	{"E702", "x = 1; y = 2\n", "x = 1\ny = 2\n", []string{"1:6"}},
+	{"E703", "x = 1;\n", "x = 1\n", []string{"1:6"}},
+	{"E704", "def f(): pass\n", "def f():\n    pass\n", []string{"1:1"}},
+	{"E711", "if x == None:\n    pass\n", "if x is None:\n    pass\n", []string{"1:6"}},
+	{"E712", "if x == True:\n    pass\n", "if x is True:\n    pass\n", []string{"1:6"}},
+	{"E713", "if not x in y:\n    pass\n", "if x not in y:\n    pass\n", []string{"1:4"}},
+	{"E714", "if not x is y:\n    pass\n", "if x is not y:\n    pass\n", []string{"1:4"}},
+	{"E721", "if type(x) == type(1):\n    pass\n", "if isinstance(x, int):\n    pass\n", []string{"1:12"}},
+	{"E722", "try:\n    pass\nexcept:\n    pass\n", "try:\n    pass\nexcept ValueError:\n    pass\n", []string{"3:1"}},
+	{"E731", "f = lambda x: 2 * x\n", "def f(x):\n    return 2 * x\n", []string{"1:1"}},
+	{"E741", "l = 1\n", "L = 1\n", []string{"1:1"}},
+	{"E742", "class I:\n    pass\n", "class J:\n    pass\n", []string{"1:7"}},
+	{"E743", "def O():\n    pass\n", "def P():\n    pass\n", []string{"1:5"}},
+	{"E901", "x = (1,\n", "x = (1,)\n", []string{"2:1"}},
+	{"W191", "if True:\n\tx = 1\n", "if True:\n    x = 1\n", []string{"2:1"}},
+	{"W291", "x = 1 \n", "x = 1\n", []string{"1:6"}},
+	{"W292", "x = 1", "x = 1\n", []string{"1:6"}},
+	{"W293", "if True:\n    x = 1\n    \n    y = 2\n", "if True:\n    x = 1\n\n    y = 2\n", []string{"3:1"}},
+	{"W391", "x = 1\n\n", "x = 1\n", []string{"2:1"}},
+	{"W605", "x = '\\d'\n", "x = r'\\d'\n", []string{"1:6"}},
+}
+
+// lint runs a linter for cfg on src and fails the test on error.
+func lint(t testing.TB, cfg linter.Config, src string) []linter.Diagnostic {
+	t.Helper()
+	l, err := python.New(cfg)
+	require.NoError(t, err)
+	ds, err := l.Lint(context.Background(), linter.Source{Name: "t.py", Code: []byte(src)})
+	require.NoError(t, err)
+	return ds
+}
+
+// positions returns "line:col" of the diagnostics with the given code.
+func positions(ds []linter.Diagnostic, code string) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Code == code {
+			out = append(out, fmt.Sprintf("%d:%d", d.Line, d.Column))
+		}
+	}
+	return out
+}
+
+func TestEveryCode(t *testing.T) {
+	covered := map[string]bool{}
+	for _, tc := range codeCases {
+		covered[tc.code] = true
+		t.Run(tc.code, func(t *testing.T) {
+			cfg := linter.Config{Select: []string{tc.code}}
+			ds := lint(t, cfg, tc.positive)
+			assert.Equal(t, tc.want, positions(ds, tc.code), "positive: %q", tc.positive)
+			for _, d := range ds {
+				assert.Equal(t, tc.code, d.Code, "only the selected code is reported")
+			}
+			assert.Empty(t, lint(t, cfg, tc.negative), "negative: %q", tc.negative)
+		})
+	}
+	for _, c := range python.Codes() {
+		assert.True(t, covered[c], "no test case for %s", c)
+	}
+}
+
+func TestMessages(t *testing.T) {
+	tests := []struct {
+		src  string
+		want linter.Diagnostic
+	}{
+		{"x = '" + strings.Repeat("a", 80) + "'\n", linter.Diagnostic{Line: 1, Column: 80, Code: "E501", Message: "line too long (86 > 79 characters)"}},
+		{"x = 1\n\n\n\ny = 2\n", linter.Diagnostic{Line: 5, Column: 1, Code: "E303", Message: "too many blank lines (3)"}},
+		{"x = 1\ndef f():\n    pass\n", linter.Diagnostic{Line: 2, Column: 1, Code: "E302", Message: "expected 2 blank lines, found 0"}},
+		{"if x != False:\n    pass\n", linter.Diagnostic{Line: 1, Column: 6, Code: "E712", Message: "comparison to False should be 'if cond is not False:' or 'if cond:'"}},
+		{"if x == None:\n    pass\n", linter.Diagnostic{Line: 1, Column: 6, Code: "E711", Message: "comparison to None should be 'if cond is None:'"}},
+		{"x = '\\d'\n", linter.Diagnostic{Line: 1, Column: 6, Code: "W605", Message: "invalid escape sequence '\\d'"}},
+		{"I = 1\n", linter.Diagnostic{Line: 1, Column: 1, Code: "E741", Message: "ambiguous variable name 'I'"}},
+		{"x = [1,2]\n", linter.Diagnostic{Line: 1, Column: 7, Code: "E231", Message: "missing whitespace after ','"}},
+		{"x = 1", linter.Diagnostic{Line: 1, Column: 6, Code: "W292", Message: "no newline at end of file"}},
+		{"x = (1,\n", linter.Diagnostic{Line: 2, Column: 1, Code: "E901", Message: "TokenError: EOF in multi-line statement"}},
+		{"if True:\n  # c\n  x = 1\n", linter.Diagnostic{Line: 2, Column: 3, Code: "E114", Message: "indentation is not a multiple of 4 (comment)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want.Code, func(t *testing.T) {
+			assert.Contains(t, lint(t, linter.Config{}, tc.src), tc.want)
+		})
+	}
+}
+
+func TestColumnsCountCharacters(t *testing.T) {
+	// pycodestyle works on decoded text: columns and lengths count code
+	// points, not bytes.
+	src := "s = 'ééé' ;x = 1\nt = '" + strings.Repeat("é", 76) + "'\n"
+	ds := lint(t, linter.Config{}, src)
+	assert.Equal(t, []string{"1:10"}, positions(ds, "E203"))
+	assert.Equal(t, []string{"1:11"}, positions(ds, "E702"))
+	assert.Equal(t, []string{"2:80"}, positions(ds, "E501"))
+	assert.Equal(t, "line too long (82 > 79 characters)", ds[len(ds)-1].Message)
+}
+
+func TestConfig(t *testing.T) {
+	src := "import os, sys\nx=1 \ny = '" + strings.Repeat("a", 80) + "'\n"
+	codes := func(cfg linter.Config) []string {
+		var out []string
+		for _, d := range lint(t, cfg, src) {
+			out = append(out, d.Code)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		cfg  linter.Config
+		want []string
+	}{
+		{"zero value enables all", linter.Config{}, []string{"E401", "E225", "W291", "E501"}},
+		{"select prefix", linter.Config{Select: []string{"E2"}}, []string{"E225"}},
+		{"select several", linter.Config{Select: []string{"E4", "W"}}, []string{"E401", "W291"}},
+		{"ignore", linter.Config{Ignore: []string{"E5", "W2"}}, []string{"E401", "E225"}},
+		{"longer prefix wins", linter.Config{Select: []string{"E"}, Ignore: []string{"E4", "W"}}, []string{"E225", "E501"}},
+		{"longer select wins", linter.Config{Select: []string{"E401"}, Ignore: []string{"E"}}, []string{"E401"}},
+		{"max line length", linter.Config{MaxLineLength: 100}, []string{"E401", "E225", "W291"}},
+		{"short max line length", linter.Config{MaxLineLength: 10, Select: []string{"E501"}}, []string{"E501", "E501"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, codes(tc.cfg))
+		})
+	}
+
+	ds := lint(t, linter.Config{MaxLineLength: 10, Select: []string{"E501"}}, src)
+	require.Len(t, ds, 2)
+	assert.Equal(t, linter.Diagnostic{Line: 1, Column: 11, Code: "E501", Message: "line too long (14 > 10 characters)"}, ds[0])
+
+	_, err := python.New(linter.Config{MaxLineLength: -1})
+	assert.ErrorIs(t, err, python.ErrInvalidConfig)
+}
+
+func TestNoqa(t *testing.T) {
+	// As in pycodestyle, "# noqa" silences only E501 and the checks that
+	// take the noqa argument (E402, E711, E712, E721, E722, W605).
+	src := "import os  # noqa\nif x == None:  # noqa\n    pass\nx = 1 # NOQA\ny = '" + strings.Repeat("a", 80) + "'  # noqa\n"
+	ds := lint(t, linter.Config{}, src)
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Code)
+	}
+	assert.Equal(t, []string{"E261"}, got)
+}
+
+func TestCRLFMatchesLF(t *testing.T) {
+	lf := "import os\nx = [1,2] \nif x :\n\ty = 1\n\n\n\nz = 1"
+	for _, nl := range []string{"\r\n", "\r"} {
+		got := lint(t, linter.Config{}, strings.ReplaceAll(lf, "\n", nl))
+		assert.Equal(t, lint(t, linter.Config{}, lf), got, "newline %q", nl)
+	}
+}
+
+// garbage is input that is not Python, or not finished Python.
+var garbage = []string{
+	"",
+	"\n",
+	"\n\n\n",
+	"   ",
+	"\t\t\n\t",
+	"\xef\xbb\xbf",
+	"\x00\x01\x02",
+	"\xff\xfe\xfd\n",
+	"x = '''unterminated\n",
+	"x = 'unterminated\n",
+	"x = 'a\\\nb\n",
+	"x = (1,\n",
+	"x = ))))\n",
+	"if x:\n        y\n  z\n",
+	"\\",
+	"x = \\",
+	"\\\n\\\n",
+	"#",
+	"# noqa",
+	"\"\"\"",
+	"'",
+	"f(\n\n\n",
+	"def f(:\n  return\n\treturn\n",
+	"@\n\n\n\ndef",
+	"lambda: (yield)",
+	"\f\f\f\n\fx\n",
+	"x = 1 \\\n\n",
+	"class C:\n\tdef f(self):\n        \tpass\n",
+	"if 1:\n\tpass\n  \tpass\n",
+	"é = 'ü' + \"\\é\"\n",
+	"x = \xa0 1\n",
+	"s = '''\n\\q\n'''\\\n",
+	"x = [\n# c\n]\\\n",
+}
+
+// checkPositions asserts that ds lie within src: a line of the file (or
+// the one after its end, for errors at EOF) and a column at most just past
+// the end of the line.
+func checkPositions(t testing.TB, src string, ds []linter.Diagnostic) {
+	t.Helper()
+	src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
+	lines := strings.SplitAfter(src, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1] // no line after a final newline
+	}
+	for _, d := range ds {
+		if !assert.GreaterOrEqual(t, d.Line, 1, "%v", d) || !assert.LessOrEqual(t, d.Line, len(lines)+1, "%v", d) {
+			continue
+		}
+		assert.GreaterOrEqual(t, d.Column, 1, "%v", d)
+		if d.Code == "E501" {
+			continue // reported at the limit, not at a character
+		}
+		width := 0
+		if d.Line <= len(lines) {
+			width = len(lines[d.Line-1])
+		}
+		assert.LessOrEqual(t, d.Column, width+2, "%v in %q", d, src)
+	}
+}
+
+func TestNeverFails(t *testing.T) {
+	l, err := python.New(linter.Config{})
+	require.NoError(t, err)
+	for _, src := range garbage {
+		t.Run(fmt.Sprintf("%q", src), func(t *testing.T) {
+			ds, err := l.Lint(context.Background(), linter.Source{Code: []byte(src)})
+			require.NoError(t, err)
+			checkPositions(t, src, ds)
+		})
+	}
+}
+
+func TestTokenizeErrorsStillCheckLines(t *testing.T) {
+	ds := lint(t, linter.Config{}, "x = 1 \ny = '''abc\n")
+	assert.Equal(t, []string{"1:6"}, positions(ds, "W291"))
+	assert.Equal(t, []string{"2:5"}, positions(ds, "E901"))
+}
+
+func TestLintCancelled(t *testing.T) {
+	l, err := python.New(linter.Config{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = l.Lint(ctx, linter.Source{Code: []byte("x=1\n")})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestConcurrentUse(t *testing.T) {
+	l, err := python.New(linter.Config{})
+	require.NoError(t, err)
+	srcs := []string{"x=1\n", "import os, sys\n", "if x == None :\n  pass\n", "x = '''a\n"}
+	want := make([][]linter.Diagnostic, len(srcs))
+	for i, s := range srcs {
+		want[i], err = l.Lint(context.Background(), linter.Source{Code: []byte(s)})
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				k := (g + i) % len(srcs)
+				got, err := l.Lint(context.Background(), linter.Source{Code: []byte(srcs[k])})
+				assert.NoError(t, err)
+				assert.Equal(t, want[k], got)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestLanguage(t *testing.T) {
+	lang := python.Language()
+	assert.Equal(t, "python", lang.Name)
+	assert.Equal(t, "W292", lang.NewlineAtEOF)
+	assert.Equal(t, []string{".py"}, lang.Extensions)
+	assert.Contains(t, lang.Codes, "W292")
+	assert.Contains(t, lang.Codes, "E501")
+	l, err := lang.New(linter.Config{Select: []string{"W292"}})
+	require.NoError(t, err)
+	ds, err := l.Lint(context.Background(), linter.Source{Code: []byte("x = 1")})
+	require.NoError(t, err)
+	assert.Equal(t, []linter.Diagnostic{{Line: 1, Column: 6, Code: "W292", Message: "no newline at end of file"}}, ds)
+
+	r, err := linter.NewRegistry(lang)
+	require.NoError(t, err)
+	got, err := r.Lookup("python")
+	require.NoError(t, err)
+	assert.Equal(t, lang.Codes, got.Codes)
+}
+
+func FuzzLint(f *testing.F) {
+	for _, s := range garbage {
+		f.Add(s)
+	}
+	for _, tc := range codeCases {
+		f.Add(tc.positive)
+	}
+	l, err := python.New(linter.Config{})
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, src string) {
+		ds, err := l.Lint(context.Background(), linter.Source{Code: []byte(src)})
+		require.NoError(t, err)
+		checkPositions(t, src, ds)
+	})
+}
