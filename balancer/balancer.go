@@ -1,0 +1,577 @@
+package balancer
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DefaultRatioTotal is the sum every ratio must have when Options.RatioTotal
+// is zero: weights are percentages.
+const DefaultRatioTotal = 100
+
+// DefaultEjectAfter is how many consecutive failures eject a backend when
+// Options.EjectAfter is zero.
+const DefaultEjectAfter = 3
+
+// maxRatioTotal bounds the precomputed SWRR cycle (at most RatioTotal
+// entries per language).
+const maxRatioTotal = 1 << 20
+
+// Options configures a Balancer. The zero value is usable.
+type Options struct {
+	// RatioTotal is the sum every ratio must have. 0 means
+	// DefaultRatioTotal; at most 1<<20.
+	RatioTotal int
+	// EjectAfter is how many consecutive failures eject a backend (passive
+	// health). 0 means DefaultEjectAfter; a negative value never ejects.
+	EjectAfter int
+	// Policy builds the pickers. nil means SmoothWeighted{}.
+	Policy Policy
+	// Registerer receives the balancer's metrics (ejections, weights).
+	// nil means no metrics.
+	Registerer prometheus.Registerer
+}
+
+// Balancer holds the backends of every language and picks one per request.
+//
+// Every method is safe for concurrent use. Pick takes no lock: each
+// language publishes an immutable Picker, rebuilt and swapped atomically on
+// every change, and the languages themselves sit in a copy-on-write map.
+// The methods that change state take an internal mutex and never block on
+// I/O; the ctx they accept exists so that they share their signatures with
+// Client (see Router) and is otherwise ignored.
+type Balancer struct {
+	total      int
+	ejectAfter int64
+	policy     Policy
+	metrics    *balancerMetrics // nil when no Registerer
+
+	// langs is the pick path's view: map language → entry, never mutated
+	// once published (a new map is swapped in when a language comes or goes).
+	langs atomic.Pointer[map[string]*langEntry]
+
+	// mu guards state and byURI, and serializes every rebuild and swap.
+	mu    sync.Mutex
+	state map[string]*language
+	byURI map[string]*Backend
+}
+
+// Router is the part of the balancer a machine manager drives. Both the
+// in-process *Balancer and the remote *Client satisfy it; a consumer such
+// as rollout declares its own copy of this interface rather than importing
+// it. Implementations are safe for concurrent use; Client's methods do
+// network I/O and honour ctx.
+type Router interface {
+	// AddBackend adds uri to lang's set under version. Adding a URI twice
+	// is not an error; it readmits an ejected backend, and moves a URI that
+	// was added under another language or version.
+	AddBackend(ctx context.Context, lang, version, uri string) error
+	// RemoveBackend removes uri; ErrUnknownBackend if it is not held.
+	RemoveBackend(ctx context.Context, uri string) error
+	// SetRatio sets lang's version weights and restarts its sequence;
+	// ErrInvalidRatio if a weight is negative or the sum is not the total.
+	SetRatio(ctx context.Context, lang string, ratio map[string]int) error
+}
+
+var _ Router = (*Balancer)(nil)
+
+// langEntry is what the pick path finds for a language.
+type langEntry struct {
+	picker atomic.Pointer[pickerBox]
+}
+
+// pickerBox is one published snapshot of a language.
+type pickerBox struct {
+	p Picker
+	// eligible are the healthy backends of the versions with weight, for
+	// PickOther's fallback when the picker keeps returning the one to avoid.
+	eligible []*Backend
+	_        [64]byte
+	next     atomic.Uint64
+}
+
+// language is the mutable state of one language; guarded by Balancer.mu.
+type language struct {
+	name     string
+	ratio    map[string]int // nil until SetRatio
+	backends []*Backend     // in the order they were added
+	entry    *langEntry
+	gauged   map[string]bool // versions that have weight gauges set
+}
+
+// New returns an empty Balancer.
+func New(opts Options) (*Balancer, error) {
+	total := opts.RatioTotal
+	switch {
+	case total == 0:
+		total = DefaultRatioTotal
+	case total < 0 || total > maxRatioTotal:
+		return nil, fmt.Errorf("balancer: RatioTotal %d out of range 1..%d", total, maxRatioTotal)
+	}
+	eject := int64(opts.EjectAfter)
+	if eject == 0 {
+		eject = DefaultEjectAfter
+	}
+	policy := opts.Policy
+	if policy == nil {
+		policy = SmoothWeighted{}
+	}
+	b := &Balancer{
+		total:      total,
+		ejectAfter: eject,
+		policy:     policy,
+		state:      map[string]*language{},
+		byURI:      map[string]*Backend{},
+	}
+	if opts.Registerer != nil {
+		m, err := newBalancerMetrics(opts.Registerer)
+		if err != nil {
+			return nil, err
+		}
+		b.metrics = m
+	}
+	empty := map[string]*langEntry{}
+	b.langs.Store(&empty)
+	return b, nil
+}
+
+// RatioTotal returns the sum every ratio must have.
+func (b *Balancer) RatioTotal() int { return b.total }
+
+// Pick returns the next backend for lang, or ErrNoBackend. It takes no
+// lock and does not allocate.
+func (b *Balancer) Pick(lang string) (*Backend, error) {
+	e := (*b.langs.Load())[lang]
+	if e == nil {
+		return nil, ErrNoBackend
+	}
+	return e.picker.Load().p.Pick()
+}
+
+// PickOther returns a backend of lang other than avoid, for a retry; it
+// asks the picker a few times, then falls back to a round robin over the
+// eligible backends. ErrNoBackend when avoid is the only one.
+func (b *Balancer) PickOther(lang string, avoid *Backend) (*Backend, error) {
+	e := (*b.langs.Load())[lang]
+	if e == nil {
+		return nil, ErrNoBackend
+	}
+	box := e.picker.Load()
+	for range 4 {
+		be, err := box.p.Pick()
+		if err != nil {
+			return nil, err
+		}
+		if be != avoid {
+			return be, nil
+		}
+	}
+	n := uint64(len(box.eligible))
+	start := box.next.Add(1)
+	for i := range n {
+		if be := box.eligible[(start+i)%n]; be != avoid {
+			return be, nil
+		}
+	}
+	return nil, ErrNoBackend
+}
+
+// AddBackend implements Router.
+func (b *Balancer) AddBackend(_ context.Context, lang, version, uri string) error {
+	nb, err := newBackend(lang, version, uri)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old := b.byURI[uri]; old != nil {
+		if old.Language == lang && old.Version == version {
+			if old.ejected.Load() || old.failures.Load() != 0 {
+				old.failures.Store(0)
+				old.ejected.Store(false)
+				b.rebuildLocked(b.state[lang])
+			}
+			return nil
+		}
+		b.removeLocked(old)
+	}
+	l := b.state[lang]
+	if l == nil {
+		l = b.addLanguageLocked(lang)
+	}
+	l.backends = append(l.backends, nb)
+	b.byURI[uri] = nb
+	b.rebuildLocked(l)
+	return nil
+}
+
+// RemoveBackend implements Router.
+func (b *Balancer) RemoveBackend(ctx context.Context, uri string) error {
+	return b.removeBackend(ctx, "", uri)
+}
+
+// removeBackend removes uri; when lang is not empty the backend must belong
+// to it.
+func (b *Balancer) removeBackend(_ context.Context, lang, uri string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.byURI[uri]
+	if old == nil || (lang != "" && old.Language != lang) {
+		if lang != "" {
+			return fmt.Errorf("%w: %s in language %q", ErrUnknownBackend, uri, lang)
+		}
+		return fmt.Errorf("%w: %s", ErrUnknownBackend, uri)
+	}
+	b.removeLocked(old)
+	return nil
+}
+
+// SetRatio implements Router. The weights must be non-negative and sum to
+// RatioTotal; versions left out get no traffic. The new sequence starts
+// from its beginning, so the next RatioTotal picks are split exactly.
+func (b *Balancer) SetRatio(_ context.Context, lang string, ratio map[string]int) error {
+	if lang == "" {
+		return fmt.Errorf("%w: language must be non-empty", ErrInvalidRatio)
+	}
+	versions := slices.Sorted(maps.Keys(ratio))
+	for _, v := range versions {
+		if v == "" {
+			return fmt.Errorf("%w: version names must be non-empty", ErrInvalidRatio)
+		}
+		if w := ratio[v]; w < 0 {
+			return fmt.Errorf("%w: weight of version %q is %d; weights must be non-negative", ErrInvalidRatio, v, w)
+		}
+	}
+	sum := 0
+	for _, v := range versions {
+		w := ratio[v]
+		if w > b.total {
+			return fmt.Errorf("%w: weight of version %q is %d, more than the total %d", ErrInvalidRatio, v, w, b.total)
+		}
+		sum += w
+	}
+	if sum != b.total {
+		return fmt.Errorf("%w: weights sum to %d, want %d", ErrInvalidRatio, sum, b.total)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.state[lang]
+	if l == nil {
+		l = b.addLanguageLocked(lang)
+	}
+	l.ratio = maps.Clone(ratio)
+	b.rebuildLocked(l)
+	return nil
+}
+
+// Ratio returns lang's ratio and whether one was set.
+func (b *Balancer) Ratio(lang string) (map[string]int, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.state[lang]
+	if l == nil || l.ratio == nil {
+		return nil, false
+	}
+	return maps.Clone(l.ratio), true
+}
+
+// ReportSuccess records that be answered. It resets be's consecutive
+// failures. It takes no lock.
+func (b *Balancer) ReportSuccess(be *Backend) {
+	be.requests.Add(1)
+	if be.failures.Load() != 0 {
+		be.failures.Store(0)
+	}
+}
+
+// ReportFailure records that be failed (no answer, a timeout, a 5xx). After
+// EjectAfter consecutive failures be is ejected: no picker returns it until
+// it is added again or readmitted. It reports whether this call ejected be.
+func (b *Balancer) ReportFailure(be *Backend) (ejected bool) {
+	be.requests.Add(1)
+	n := be.failures.Add(1)
+	if b.ejectAfter < 0 || n < b.ejectAfter || !be.ejected.CompareAndSwap(false, true) {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byURI[be.URI] == be {
+		b.rebuildLocked(b.state[be.Language])
+	}
+	if b.metrics != nil {
+		b.metrics.ejections.WithLabelValues(be.Language, be.Version).Inc()
+	}
+	return true
+}
+
+// Readmit brings an ejected backend back into rotation and resets its
+// failures; ErrUnknownBackend if uri is not held.
+func (b *Balancer) Readmit(_ context.Context, uri string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	be := b.byURI[uri]
+	if be == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownBackend, uri)
+	}
+	be.failures.Store(0)
+	if be.ejected.CompareAndSwap(true, false) {
+		b.rebuildLocked(b.state[be.Language])
+	}
+	return nil
+}
+
+// readmitBackend readmits be if it is still held and ejected.
+func (b *Balancer) readmitBackend(be *Backend) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byURI[be.URI] != be {
+		return false
+	}
+	be.failures.Store(0)
+	if !be.ejected.CompareAndSwap(true, false) {
+		return false
+	}
+	b.rebuildLocked(b.state[be.Language])
+	return true
+}
+
+// closeIdleConns closes the Proxy's idle connections to every backend.
+func (b *Balancer) closeIdleConns() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, be := range b.byURI {
+		be.conns.closeIdle(false)
+	}
+}
+
+// Ejected returns the backends that passive health has ejected.
+func (b *Balancer) Ejected() []*Backend {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*Backend
+	for _, be := range b.byURI {
+		if be.ejected.Load() {
+			out = append(out, be)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].URI < out[j].URI })
+	return out
+}
+
+// Backends returns the state of every language: ratio, versions, weights,
+// backends with their health and counts.
+func (b *Balancer) Backends(context.Context) (Status, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := Status{RatioTotal: b.total, Languages: make(map[string]LanguageStatus, len(b.state))}
+	for name, l := range b.state {
+		ls := LanguageStatus{Ratio: maps.Clone(l.ratio), Versions: map[string]VersionStatus{}}
+		eff := b.effectiveWeights(b.stateOf(l))
+		for v, w := range l.ratio {
+			ls.Versions[v] = VersionStatus{Weight: w, EffectiveWeight: eff[v], Backends: []BackendStatus{}}
+		}
+		for _, be := range l.backends {
+			vs, ok := ls.Versions[be.Version]
+			if !ok {
+				vs = VersionStatus{EffectiveWeight: eff[be.Version], Backends: []BackendStatus{}}
+				if l.ratio == nil {
+					vs.Weight = 1
+				}
+			}
+			vs.Backends = append(vs.Backends, BackendStatus{
+				URI:                 be.URI,
+				Healthy:             be.Healthy(),
+				Requests:            be.Requests(),
+				ConsecutiveFailures: be.ConsecutiveFailures(),
+			})
+			ls.Versions[be.Version] = vs
+		}
+		st.Languages[name] = ls
+	}
+	return st, nil
+}
+
+// Health returns the backends per language and version, as the admin
+// /health call reports them to a caller that gave the secret.
+func (b *Balancer) Health(context.Context) (Health, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := Health{Status: "ok", Backends: make(map[string]map[string][]string, len(b.state))}
+	for name, l := range b.state {
+		vs := map[string][]string{}
+		for _, be := range l.backends {
+			vs[be.Version] = append(vs[be.Version], be.URI)
+		}
+		h.Backends[name] = vs
+	}
+	return h, nil
+}
+
+// Status is the state of a Balancer, as GET /backends reports it.
+type Status struct {
+	// RatioTotal is the sum every ratio must have.
+	RatioTotal int `json:"ratioTotal"`
+	// Languages maps each language to its state.
+	Languages map[string]LanguageStatus `json:"languages"`
+}
+
+// LanguageStatus is the state of one language.
+type LanguageStatus struct {
+	// Ratio is the ratio set for the language; nil when none is set (every
+	// version present then has weight 1).
+	Ratio map[string]int `json:"ratio,omitempty"`
+	// Versions maps each version with a backend or a weight to its state.
+	Versions map[string]VersionStatus `json:"versions"`
+}
+
+// VersionStatus is the state of one version of a language.
+type VersionStatus struct {
+	// Weight is the configured weight (1 when no ratio is set).
+	Weight int `json:"weight"`
+	// EffectiveWeight is the share of traffic the version gets now, in
+	// units of RatioTotal, once the weight of versions with no healthy
+	// backend has been handed to the others.
+	EffectiveWeight float64 `json:"effectiveWeight"`
+	// Backends lists the version's backends in the order they were added.
+	Backends []BackendStatus `json:"backends"`
+}
+
+// BackendStatus is the state of one backend.
+type BackendStatus struct {
+	URI                 string `json:"uri"`
+	Healthy             bool   `json:"healthy"`
+	Requests            uint64 `json:"requestCount"`
+	ConsecutiveFailures int    `json:"consecutiveFailures"`
+}
+
+// Health is the answer of the admin /health call. Backends maps language →
+// version → URIs; it is filled only for a caller that gave the secret.
+type Health struct {
+	Status   string                         `json:"status"`
+	Backends map[string]map[string][]string `json:"backends,omitempty"`
+}
+
+func (b *Balancer) addLanguageLocked(name string) *language {
+	l := &language{name: name, entry: &langEntry{}, gauged: map[string]bool{}}
+	l.entry.picker.Store(&pickerBox{p: noBackendPicker{}})
+	b.state[name] = l
+	old := *b.langs.Load()
+	next := make(map[string]*langEntry, len(old)+1)
+	maps.Copy(next, old)
+	next[name] = l.entry
+	b.langs.Store(&next)
+	return l
+}
+
+func (b *Balancer) removeLocked(be *Backend) {
+	delete(b.byURI, be.URI)
+	be.conns.closeIdle(true)
+	l := b.state[be.Language]
+	l.backends = slices.DeleteFunc(l.backends, func(x *Backend) bool { return x == be })
+	if len(l.backends) == 0 && l.ratio == nil {
+		delete(b.state, l.name)
+		old := *b.langs.Load()
+		next := make(map[string]*langEntry, len(old))
+		for k, v := range old {
+			if k != l.name {
+				next[k] = v
+			}
+		}
+		b.langs.Store(&next)
+		b.setGaugesLocked(l, nil, nil)
+		return
+	}
+	b.rebuildLocked(l)
+}
+
+// stateOf returns what the Policy sees of l.
+func (b *Balancer) stateOf(l *language) State {
+	byVersion := map[string][]*Backend{}
+	for _, be := range l.backends {
+		if be.Healthy() {
+			byVersion[be.Version] = append(byVersion[be.Version], be)
+		}
+	}
+	s := State{Language: l.name, RatioSet: l.ratio != nil}
+	for _, v := range slices.Sorted(maps.Keys(byVersion)) {
+		w := 1
+		if l.ratio != nil {
+			w = l.ratio[v]
+		}
+		s.Versions = append(s.Versions, VersionState{Version: v, Weight: w, Backends: byVersion[v]})
+	}
+	return s
+}
+
+// effectiveWeights returns each version's share of traffic in units of the
+// ratio total.
+func (b *Balancer) effectiveWeights(s State) map[string]float64 {
+	sum := 0
+	for _, v := range s.Versions {
+		sum += v.Weight
+	}
+	out := map[string]float64{}
+	for _, v := range s.Versions {
+		if sum > 0 {
+			out[v.Version] = float64(v.Weight) * float64(b.total) / float64(sum)
+		}
+	}
+	return out
+}
+
+// rebuildLocked builds and publishes a new Picker for l: its sequence
+// starts over.
+func (b *Balancer) rebuildLocked(l *language) {
+	if l == nil {
+		return
+	}
+	s := b.stateOf(l)
+	p := b.policy.Build(s)
+	if p == nil {
+		p = noBackendPicker{}
+	}
+	box := &pickerBox{p: p}
+	for _, v := range s.Versions {
+		if v.Weight > 0 {
+			box.eligible = append(box.eligible, v.Backends...)
+		}
+	}
+	l.entry.picker.Store(box)
+	if b.metrics != nil {
+		weights := map[string]int{}
+		for _, be := range l.backends {
+			if l.ratio == nil {
+				weights[be.Version] = 1
+			}
+		}
+		maps.Copy(weights, l.ratio)
+		b.setGaugesLocked(l, weights, b.effectiveWeights(s))
+	}
+}
+
+// setGaugesLocked publishes l's weights and deletes the gauges of versions
+// that are gone.
+func (b *Balancer) setGaugesLocked(l *language, weights map[string]int, eff map[string]float64) {
+	if b.metrics == nil {
+		return
+	}
+	for v := range l.gauged {
+		if _, ok := weights[v]; !ok {
+			b.metrics.weight.DeleteLabelValues(l.name, v)
+			b.metrics.effectiveWeight.DeleteLabelValues(l.name, v)
+			delete(l.gauged, v)
+		}
+	}
+	for v, w := range weights {
+		b.metrics.weight.WithLabelValues(l.name, v).Set(float64(w))
+		b.metrics.effectiveWeight.WithLabelValues(l.name, v).Set(eff[v])
+		l.gauged[v] = true
+	}
+}

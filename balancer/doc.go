@@ -1,0 +1,62 @@
+// Package balancer is fleetkit's weighted load balancer for linter fleets:
+// the library behind examples/loadbalancer.
+//
+// A Balancer holds, per language (any name; none is hard-coded), a set of
+// backends (linter machines identified by URI, each of one version) and a
+// ratio of version weights summing to a configurable total (100 by
+// default). Pick returns the next backend with the built-in policy,
+// SmoothWeighted: NGINX's smooth weighted round robin between versions, then
+// round robin among the backends of the chosen version. The split is exact,
+// not statistical: every window of sum-of-weights consecutive picks after a
+// change gives each version exactly its weight. With 60/40 and two backends
+// per version, 100 picks give 30, 30, 20, 20; with nine backends on 1.0 and
+// one on 2.0 at 99/1, 11 to each 1.0 backend and 1 to the 2.0 one.
+//
+// Until SetRatio is called for a language, every version present shares
+// equally (so with a single version, plain round robin). Versions a ratio
+// leaves out (or weighs 0) get nothing. A version with weight but no healthy
+// backend hands its share to the others in proportion to their weights;
+// when none is left, Pick returns ErrNoBackend. Every change (a backend
+// added, removed, ejected or readmitted, a ratio set) restarts the sequence.
+//
+// Proxy is the public API, POST /lint/{language}, forwarding to the picked
+// backend's /lint (over its own keep-alive HTTP/1.1 forwarder for http://
+// backends, http.Transport for https://) with one retry on another backend
+// after a connection failure, passive health (EjectAfter consecutive
+// failures, 5xx answers included, eject a backend) and 502/503/504 JSON
+// errors, never a 200 for a failure. Admin is the
+// internal API (/health, /add, /remove, /ratio, /backends) behind the admin
+// secret, and Client drives a remote Admin. Checker optionally readmits
+// ejected backends that answer /health again.
+//
+// # Concurrency
+//
+// Every exported type is safe for concurrent use. The pick path takes no
+// lock and does not allocate: each language publishes an immutable Picker
+// that is rebuilt and swapped atomically on every change (the idea of
+// grpc-go's balancer.Picker), and SmoothWeighted precomputes one cycle of
+// its sequence so that a pick is two atomic increments. The methods that
+// change state serialize on a mutex and never block on I/O. Both *Balancer
+// and *Client satisfy Router, the method set a machine manager needs.
+//
+// # Usage
+//
+//	reg := prometheus.NewRegistry()
+//	b, err := balancer.New(balancer.Options{Registerer: reg})
+//	if err != nil { ... }
+//	proxy, err := balancer.NewProxy(b, balancer.ProxyOptions{Registerer: reg})
+//	if err != nil { ... }
+//	admin, err := balancer.NewAdmin(b, balancer.AdminOptions{Secret: secret})
+//	if err != nil { ... }
+//	mux := http.NewServeMux()
+//	mux.Handle("/lint/", proxy)
+//	mux.Handle("/", admin)
+//
+//	_ = b.AddBackend(ctx, "python", "1.0", "http://127.0.0.1:34567")
+//	_ = b.SetRatio(ctx, "python", map[string]int{"1.0": 95, "2.0": 5})
+//
+// Metrics (all prefixed fleetkit_balancer_): requests_total{language,
+// version,backend,code} (one per upstream attempt), request_duration_seconds
+// {language,version}, retries_total{language}, ejections_total{language,
+// version}, weight and effective_weight{language,version}.
+package balancer

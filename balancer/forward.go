@@ -1,0 +1,252 @@
+package balancer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The Proxy's default forwarder for plain-http backends: a minimal
+// HTTP/1.1 client that writes the request and reads the whole answer in the
+// handler's goroutine over a pooled keep-alive connection. Compared with
+// http.Transport it saves, per request, the hand-offs to the connection's
+// read and write goroutines, a context and timer (a connection deadline
+// bounds the attempt instead), and it writes the request in one syscall.
+// Answers are parsed by http.ReadResponse, so chunked and close-delimited
+// bodies work. Backends reached over https go through an http.Transport.
+
+// maxIdlePerBackend bounds the idle connections kept per backend.
+const maxIdlePerBackend = 1024
+
+// dialTimeout bounds connecting, within the attempt's timeout.
+const dialTimeout = 5 * time.Second
+
+// connPool holds the idle keep-alive connections to one backend. The zero
+// value is ready to use.
+type connPool struct {
+	// mu guards idle and closed.
+	mu     sync.Mutex
+	idle   []*upConn
+	closed bool
+}
+
+// upConn is one connection to a backend, used by one request at a time.
+type upConn struct {
+	nc net.Conn
+	br *bufio.Reader
+	bw *bufio.Writer
+}
+
+func (p *connPool) get() *upConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.idle)
+	if n == 0 {
+		return nil
+	}
+	c := p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	return c
+}
+
+func (p *connPool) put(c *upConn) {
+	p.mu.Lock()
+	if !p.closed && len(p.idle) < maxIdlePerBackend {
+		p.idle = append(p.idle, c)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	_ = c.nc.Close()
+}
+
+// closeIdle closes the idle connections; with forever, connections
+// returned later are closed too (the backend is gone).
+func (p *connPool) closeIdle(forever bool) {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	if forever {
+		p.closed = true
+	}
+	p.mu.Unlock()
+	for _, c := range idle {
+		_ = c.nc.Close()
+	}
+}
+
+// errStale marks a connection that closed before any byte of an answer: on
+// a reused connection it was most likely closed while idle, and the request
+// goes again on a fresh one.
+var errStale = errors.New("balancer: connection closed before an answer")
+
+// forward sends one request to be over a pooled or new connection and
+// reads the whole answer into resp.
+func (p *Proxy) forward(r *http.Request, be *Backend, body []byte, resp *bytes.Buffer) (attemptResult, *http.Response, error) {
+	deadline := time.Now().Add(p.timeout)
+	header := r.Header
+	if _, ok := header["Connection"]; ok {
+		header = outboundHeader(header) // drops the headers it names too
+	}
+	for {
+		c, reused := be.conns.get(), true
+		if c == nil {
+			var err error
+			if c, err = dial(r.Context(), be, deadline); err != nil {
+				// Not connecting is retried elsewhere, even after the dial
+				// timeout, unless the whole attempt's time is spent.
+				switch {
+				case r.Context().Err() != nil:
+					return clientGone, nil, err
+				case !time.Now().Before(deadline):
+					return timedOut, nil, err
+				}
+				return connFailed, nil, err
+			}
+			reused = false
+		}
+		res, up, err := p.exchange(r, be, c, deadline, header, body, resp)
+		if errors.Is(err, errStale) && reused {
+			continue // the Transport does the same: a fresh connection
+		}
+		return res, up, err
+	}
+}
+
+func dial(ctx context.Context, be *Backend, deadline time.Time) (*upConn, error) {
+	d := net.Dialer{Timeout: dialTimeout, Deadline: deadline, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", be.dialAddr)
+	if err != nil {
+		return nil, err
+	}
+	return &upConn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10)}, nil
+}
+
+// aLongTimeAgo is a deadline in the past: it unblocks any I/O at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// exchange writes the request on c and reads the answer. c goes back to
+// the pool only when the answer was read whole and keep-alive holds.
+func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.Time, header http.Header, body []byte, resp *bytes.Buffer) (res attemptResult, up *http.Response, err error) {
+	resp.Reset()
+	keep := false
+	defer func() {
+		if keep {
+			be.conns.put(c)
+		} else {
+			_ = c.nc.Close()
+		}
+	}()
+	if err := c.nc.SetDeadline(deadline); err != nil {
+		return connFailed, nil, err
+	}
+	// A client that goes away cuts the attempt short.
+	stop := context.AfterFunc(r.Context(), func() { _ = c.nc.SetDeadline(aLongTimeAgo) })
+	defer stop()
+
+	writeRequest(c.bw, r, be, header, body)
+	if err := c.bw.Flush(); err != nil {
+		if isStale(err) {
+			return connFailed, nil, fmt.Errorf("%w: %v", errStale, err)
+		}
+		return p.classifyDirect(r, err), nil, err
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		if errors.Is(err, io.EOF) || isStale(err) {
+			// Nothing came back: the backend closed an idle connection
+			// (stale when reused) or died before answering.
+			return connFailed, nil, fmt.Errorf("%w: %v", errStale, err)
+		}
+		return p.classifyDirect(r, err), nil, err
+	}
+	for {
+		up, err = http.ReadResponse(c.br, nil)
+		if err != nil {
+			return p.classifyDirect(r, err), nil, err
+		}
+		// Skip informational answers (an unasked-for 100 Continue); a 1xx
+		// is never the final answer passed to the client.
+		if up.StatusCode >= 200 || up.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+	}
+	if up.StatusCode == http.StatusSwitchingProtocols {
+		return connFailed, nil, errors.New("backend switched protocols")
+	}
+	if up.ContentLength > p.maxResponse {
+		return tooLarge, nil, fmt.Errorf("answer of %d bytes", up.ContentLength)
+	}
+	if up.ContentLength > 0 {
+		resp.Grow(int(up.ContentLength))
+	}
+	n, err := resp.ReadFrom(io.LimitReader(up.Body, p.maxResponse+1))
+	if err != nil {
+		return p.classifyDirect(r, err), nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if n > p.maxResponse {
+		return tooLarge, nil, fmt.Errorf("answer over %d bytes", p.maxResponse)
+	}
+	_ = up.Body.Close()
+	// Reuse the connection only if the answer was framed (not closed
+	// by the backend), nothing follows it, and the client did not leave
+	// (stop() false: the deadline was broken).
+	keep = !up.Close && c.br.Buffered() == 0 && stop()
+	return answered, up, nil
+}
+
+// writeRequest writes POST {lint path} with header (minus the hop-by-hop
+// ones) and body to w.
+func writeRequest(w *bufio.Writer, r *http.Request, be *Backend, header http.Header, body []byte) {
+	w.WriteString("POST ")
+	w.WriteString(be.requestPath)
+	if r.URL.RawQuery != "" {
+		w.WriteByte('?')
+		w.WriteString(r.URL.RawQuery)
+	}
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(be.lintURL.Host)
+	w.WriteString("\r\n")
+	for k, vv := range header {
+		if k == "Host" || k == "Content-Length" || isHopHeader(k) {
+			continue
+		}
+		for _, v := range vv { // none for the nil Idempotency-Key marker
+			// Header values parsed by net/http hold no CR or LF.
+			w.WriteString(k)
+			w.WriteString(": ")
+			w.WriteString(v)
+			w.WriteString("\r\n")
+		}
+	}
+	w.WriteString("Content-Length: ")
+	var num [20]byte
+	w.Write(strconv.AppendInt(num[:0], int64(len(body)), 10))
+	w.WriteString("\r\n\r\n")
+	w.Write(body)
+}
+
+func isStale(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// classifyDirect sorts a failure of the direct forwarder.
+func (p *Proxy) classifyDirect(r *http.Request, err error) attemptResult {
+	if r.Context().Err() != nil {
+		return clientGone
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return timedOut
+	}
+	return connFailed
+}

@@ -1,0 +1,537 @@
+package balancer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleetkit/fleetkit/internal/httpjson"
+)
+
+// Proxy defaults.
+const (
+	// DefaultProxyTimeout bounds one upstream attempt when
+	// ProxyOptions.Timeout is zero.
+	DefaultProxyTimeout = 30 * time.Second
+	// DefaultMaxResponseBody bounds an upstream answer when
+	// ProxyOptions.MaxResponseBody is zero.
+	DefaultMaxResponseBody = 8 << 20
+)
+
+// ProxyOptions configures a Proxy. The zero value is usable.
+type ProxyOptions struct {
+	// Transport sends requests upstream. nil means the Proxy's built-in
+	// forwarder for http:// backends (a minimal keep-alive HTTP/1.1 client,
+	// about 1.4x the throughput of http.Transport on loopback; see
+	// forward.go) and NewTransport() for https:// ones.
+	Transport http.RoundTripper
+	// MaxBody limits request bodies; a larger one is answered 413.
+	// 0 means httpjson.DefaultMaxBody (1 MiB).
+	MaxBody int64
+	// MaxResponseBody limits upstream answers, which are read whole before
+	// the client sees a byte (so a backend that dies mid-answer is a 502,
+	// never a truncated 200); a larger one is a 502. 0 means
+	// DefaultMaxResponseBody.
+	MaxResponseBody int64
+	// Timeout bounds one upstream attempt: connecting, sending, and reading
+	// the whole answer. When it expires the client gets 504. 0 means
+	// DefaultProxyTimeout.
+	Timeout time.Duration
+	// Registerer receives the proxy's metrics (requests, durations,
+	// retries). nil means no metrics.
+	Registerer prometheus.Registerer
+	// Logger logs upstream failures. nil means no logging.
+	Logger *slog.Logger
+}
+
+// Proxy is the public API of the load balancer: an http.Handler for
+// POST /lint/{language} that forwards the body to the /lint of a backend
+// picked by the Balancer and passes the answer back, status and body.
+//
+// Semantics, in order:
+//   - a path other than /lint/{language} is 404, a method other than POST
+//     405, a body over MaxBody 413;
+//   - no backend for the language: 503;
+//   - the request body is buffered, so when an attempt fails without a
+//     whole answer (connection refused, reset or timed out while
+//     connecting, the backend died before or in the middle of its answer)
+//     the failure counts against that backend and the request is retried
+//     once on another backend; if there is none or it fails too: 502. A
+//     lint is idempotent, so a request the dead backend may have seen is
+//     retried as well;
+//   - an attempt that exceeds Timeout is 504 and is not retried (the time
+//     budget is spent; a slow backend is not a dead one);
+//   - an upstream answer is read whole, then passed through: status,
+//     headers (minus hop-by-hop ones) and body. So a backend that dies
+//     mid-answer is never a truncated 200. A 5xx answer also counts as a
+//     failure of the backend for passive health but is not retried: the
+//     backend did answer, and a request that makes one linter fail (the
+//     broken 1.2 crashes on empty code) would only take a second one down;
+//   - a client that goes away ends the attempt at once; that does not count
+//     against the backend.
+//
+// A keep-alive connection the backend closed while idle is replaced by a
+// fresh one transparently (no failure, no retry elsewhere).
+//
+// A Proxy is safe for concurrent use.
+type Proxy struct {
+	bal          *Balancer
+	transport    http.RoundTripper
+	maxBody      int64
+	maxResponse  int64
+	timeout      time.Duration
+	metrics      *proxyMetrics
+	logger       *slog.Logger
+	bufs         sync.Pool // *bytes.Buffer
+	obsCache     sync.Map  // *Backend → *backendObs
+	ownTransport *http.Transport
+	// direct: no Transport was given, so plain-http backends go through
+	// the built-in forwarder (forward.go) and https ones through
+	// ownTransport.
+	direct bool
+}
+
+// NewTransport returns the http.Transport a Proxy uses for https backends
+// (and that callers may pass as ProxyOptions.Transport): tuned
+// for keep-alive to a few hundred backends (1024 idle connections per host,
+// not the default 2), no proxy from the environment, no transparent
+// compression (bodies pass through untouched), HTTP/1.1.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: (&net.Dialer{
+			Timeout:   5 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:          0, // no global limit
+		MaxIdleConnsPerHost:   1024,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ExpectContinueTimeout: 0,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+		WriteBufferSize:       16 << 10,
+		ReadBufferSize:        16 << 10,
+	}
+}
+
+// NewProxy returns a Proxy over b.
+func NewProxy(b *Balancer, opts ProxyOptions) (*Proxy, error) {
+	if b == nil {
+		return nil, errors.New("balancer: NewProxy needs a Balancer")
+	}
+	p := &Proxy{
+		bal:         b,
+		transport:   opts.Transport,
+		maxBody:     opts.MaxBody,
+		maxResponse: opts.MaxResponseBody,
+		timeout:     opts.Timeout,
+		logger:      opts.Logger,
+	}
+	if p.transport == nil {
+		p.ownTransport = NewTransport()
+		p.transport = p.ownTransport
+		p.direct = true
+	}
+	if p.maxBody < 0 || p.maxResponse < 0 || p.timeout < 0 {
+		return nil, errors.New("balancer: ProxyOptions limits must not be negative")
+	}
+	if p.maxBody == 0 {
+		p.maxBody = httpjson.DefaultMaxBody
+	}
+	if p.maxResponse == 0 {
+		p.maxResponse = DefaultMaxResponseBody
+	}
+	if p.timeout == 0 {
+		p.timeout = DefaultProxyTimeout
+	}
+	if opts.Registerer != nil {
+		m, err := newProxyMetrics(opts.Registerer)
+		if err != nil {
+			return nil, err
+		}
+		p.metrics = m
+	}
+	p.bufs.New = func() any { return new(bytes.Buffer) }
+	return p, nil
+}
+
+// CloseIdleConnections closes the idle upstream connections the Proxy
+// keeps (not those of a Transport passed in ProxyOptions).
+func (p *Proxy) CloseIdleConnections() {
+	p.bal.closeIdleConns()
+	if p.ownTransport != nil {
+		p.ownTransport.CloseIdleConnections()
+	}
+}
+
+// attemptResult says how one upstream attempt ended.
+type attemptResult int
+
+const (
+	answered   attemptResult = iota // a whole answer was read
+	connFailed                      // no (whole) answer: may be retried
+	timedOut                        // the attempt's deadline passed
+	clientGone                      // the client cancelled
+	tooLarge                        // the answer is over MaxResponseBody
+)
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	lang, ok := strings.CutPrefix(r.URL.Path, "/lint/")
+	if !ok || lang == "" || strings.IndexByte(lang, '/') >= 0 {
+		httpjson.WriteError(w, httpjson.Errorf(http.StatusNotFound, "no such endpoint %s: use POST /lint/{language}", r.URL.Path))
+		return
+	}
+	if !httpjson.RequireMethod(w, r, http.MethodPost) {
+		return
+	}
+	start := time.Now()
+
+	body, err := p.readBody(r)
+	if err != nil {
+		p.count(lang, nil, StatusOfError(err))
+		httpjson.WriteError(w, err)
+		return
+	}
+
+	be, err := p.bal.Pick(lang)
+	if err != nil {
+		p.count(lang, nil, http.StatusServiceUnavailable)
+		httpjson.WriteError(w, httpjson.Errorf(http.StatusServiceUnavailable, "no linter can serve language %q", lang))
+		return
+	}
+
+	resp := p.getBuf()
+	defer p.putBuf(resp)
+	for attempt := 0; ; attempt++ {
+		res, up, err := p.attempt(r, be, body, resp)
+		switch res {
+		case answered:
+			if up.StatusCode >= 500 {
+				p.reportFailure(be, fmt.Errorf("answered %d", up.StatusCode))
+			} else {
+				p.bal.ReportSuccess(be)
+			}
+			if p.metrics != nil {
+				o := p.backendObs(be)
+				if up.StatusCode == http.StatusOK {
+					o.ok.Inc()
+				} else {
+					p.count(lang, be, up.StatusCode)
+				}
+				o.duration.Observe(time.Since(start).Seconds())
+			}
+			writeAnswer(w, up, resp.Bytes())
+			return
+		case clientGone:
+			// Not the backend's fault; nobody reads the answer.
+			p.count(lang, be, 499)
+			httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "request cancelled"))
+			return
+		case timedOut:
+			p.reportFailure(be, err)
+			p.count(lang, be, http.StatusGatewayTimeout)
+			p.observe(lang, be.Version, start)
+			httpjson.WriteError(w, httpjson.Errorf(http.StatusGatewayTimeout, "linter for %q (version %s) did not answer within %s", lang, be.Version, p.timeout))
+			return
+		case tooLarge:
+			p.reportFailure(be, err)
+			p.count(lang, be, http.StatusBadGateway)
+			p.observe(lang, be.Version, start)
+			httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "linter for %q answered more than %d bytes", lang, p.maxResponse))
+			return
+		}
+		// connFailed
+		p.reportFailure(be, err)
+		p.count(lang, be, http.StatusBadGateway)
+		if attempt == 0 {
+			if next, perr := p.bal.PickOther(lang, be); perr == nil {
+				if p.metrics != nil {
+					p.metrics.retries.WithLabelValues(lang).Inc()
+				}
+				be = next
+				continue
+			}
+		}
+		p.observe(lang, be.Version, start)
+		httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "linter for %q failed and no other could answer", lang))
+		return
+	}
+}
+
+// StatusOfError returns the HTTP status an error of this package (or an
+// *httpjson.Error) is answered with: 503 for ErrNoBackend, 404 for
+// ErrUnknownBackend, 400 for ErrInvalidBackend and ErrInvalidRatio, 403 for
+// ErrForbidden, the carried status for an *httpjson.Error or *StatusError,
+// 500 otherwise.
+func StatusOfError(err error) int {
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
+		return se.StatusCode
+	case errors.Is(err, ErrNoBackend):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrUnknownBackend):
+		return http.StatusNotFound
+	case errors.Is(err, ErrInvalidBackend), errors.Is(err, ErrInvalidRatio):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	}
+	return httpjson.StatusOf(err)
+}
+
+// readBody reads the whole request body into a slice of its own: the
+// Transport may still read a request body after RoundTrip returns (until it
+// closes it), so the body cannot live in a pooled buffer; and a body the
+// Transport knows to be in memory (a *bytes.Reader) goes out in the same
+// write as the headers, one syscall instead of two.
+func (p *Proxy) readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > p.maxBody {
+		return nil, httpjson.Errorf(http.StatusRequestEntityTooLarge, "request body too large: limit is %d bytes", p.maxBody)
+	}
+	if r.ContentLength >= 0 {
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, httpjson.Errorf(http.StatusBadRequest, "reading request body: %v", err)
+		}
+		return body, nil
+	}
+	buf := p.getBuf()
+	defer p.putBuf(buf)
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, p.maxBody+1))
+	if err != nil {
+		return nil, httpjson.Errorf(http.StatusBadRequest, "reading request body: %v", err)
+	}
+	if n > p.maxBody {
+		return nil, httpjson.Errorf(http.StatusRequestEntityTooLarge, "request body too large: limit is %d bytes", p.maxBody)
+	}
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// attempt sends one request to be and reads the whole answer into resp.
+func (p *Proxy) attempt(r *http.Request, be *Backend, body []byte, resp *bytes.Buffer) (attemptResult, *http.Response, error) {
+	if p.direct && be.lintURL.Scheme == "http" {
+		return p.forward(r, be, body, resp)
+	}
+	resp.Reset()
+	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
+	defer cancel()
+
+	u := be.lintURL
+	if r.URL.RawQuery != "" {
+		uc := *u
+		uc.RawQuery = r.URL.RawQuery
+		u = &uc
+	}
+	out := (&http.Request{
+		Method:        http.MethodPost,
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        outboundHeader(r.Header),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		ContentLength: int64(len(body)),
+		Host:          u.Host,
+	}).WithContext(ctx)
+
+	up, err := p.transport.RoundTrip(out)
+	if err != nil {
+		return p.classify(ctx, r, err), nil, err
+	}
+	defer up.Body.Close()
+	if up.ContentLength > p.maxResponse {
+		return tooLarge, nil, fmt.Errorf("answer of %d bytes", up.ContentLength)
+	}
+	if up.ContentLength > 0 {
+		resp.Grow(int(up.ContentLength))
+	}
+	n, err := resp.ReadFrom(io.LimitReader(up.Body, p.maxResponse+1))
+	if err != nil {
+		return p.classify(ctx, r, err), nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if n > p.maxResponse {
+		return tooLarge, nil, fmt.Errorf("answer over %d bytes", p.maxResponse)
+	}
+	return answered, up, nil
+}
+
+func (p *Proxy) classify(ctx context.Context, r *http.Request, err error) attemptResult {
+	if r.Context().Err() != nil {
+		return clientGone
+	}
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return timedOut
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return connFailed // not connecting is retried elsewhere, even a dial timeout
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return timedOut
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Timeout() {
+		return timedOut
+	}
+	return connFailed
+}
+
+func (p *Proxy) reportFailure(be *Backend, err error) {
+	ejected := p.bal.ReportFailure(be)
+	if p.logger != nil {
+		p.logger.Warn("balancer: upstream failed", "language", be.Language, "version", be.Version,
+			"backend", be.URI, "err", err, "ejected", ejected)
+	}
+}
+
+func (p *Proxy) count(lang string, be *Backend, code int) {
+	if p.metrics == nil {
+		return
+	}
+	version, uri := "", ""
+	if be != nil {
+		version, uri = be.Version, be.URI
+	}
+	p.metrics.requests.WithLabelValues(lang, version, uri, codeString(code)).Inc()
+}
+
+// backendObs returns be's cached metric handles, saving the label hashing
+// and lookups on the hot path. The cache holds an entry per backend the
+// Proxy ever answered from (as the registry holds their series anyway).
+func (p *Proxy) backendObs(be *Backend) *backendObs {
+	if v, ok := p.obsCache.Load(be); ok {
+		return v.(*backendObs)
+	}
+	v, _ := p.obsCache.LoadOrStore(be, &backendObs{
+		ok:       p.metrics.requests.WithLabelValues(be.Language, be.Version, be.URI, "200"),
+		duration: p.metrics.duration.WithLabelValues(be.Language, be.Version),
+	})
+	return v.(*backendObs)
+}
+
+// backendObs are the metric handles of one backend.
+type backendObs struct {
+	ok       prometheus.Counter  // requests_total{..., code="200"}
+	duration prometheus.Observer // request_duration_seconds{language, version}
+}
+
+func (p *Proxy) observe(lang, version string, start time.Time) {
+	if p.metrics != nil {
+		p.metrics.duration.WithLabelValues(lang, version).Observe(time.Since(start).Seconds())
+	}
+}
+
+func (p *Proxy) getBuf() *bytes.Buffer { return p.bufs.Get().(*bytes.Buffer) }
+
+func (p *Proxy) putBuf(b *bytes.Buffer) {
+	if b.Cap() > 256<<10 {
+		return // let a rare huge buffer go
+	}
+	b.Reset()
+	p.bufs.Put(b)
+}
+
+// hopHeaders are the hop-by-hop headers (RFC 9110 7.6.1) a proxy drops,
+// plus Expect: the body is already read.
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect",
+}
+
+// isHopHeader reports whether k is one of hopHeaders.
+func isHopHeader(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect":
+		return true
+	}
+	return false
+}
+
+// outboundHeader returns the headers sent upstream: in's, minus hop-by-hop
+// ones, marked idempotent so the Transport may replay a request that met a
+// keep-alive connection the backend had just closed (the nil value is not
+// sent on the wire).
+func outboundHeader(in http.Header) http.Header {
+	h := make(http.Header, len(in)+1)
+	for k, vv := range in {
+		h[k] = vv // read-only: neither we nor the Transport modify it
+	}
+	if c := in["Connection"]; len(c) > 0 {
+		for _, v := range c {
+			for f := range strings.SplitSeq(v, ",") {
+				if f = http.CanonicalHeaderKey(strings.TrimSpace(f)); f != "" {
+					delete(h, f)
+				}
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+	if _, ok := h["Idempotency-Key"]; !ok {
+		h["Idempotency-Key"] = nil
+	}
+	return h
+}
+
+func writeAnswer(w http.ResponseWriter, up *http.Response, body []byte) {
+	h := w.Header()
+	for k, vv := range up.Header {
+		if !isHopHeader(k) {
+			h[k] = vv
+		}
+	}
+	if c := up.Header["Connection"]; len(c) > 0 {
+		for _, v := range c {
+			for f := range strings.SplitSeq(v, ",") {
+				if f = http.CanonicalHeaderKey(strings.TrimSpace(f)); f != "" {
+					delete(h, f)
+				}
+			}
+		}
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(up.StatusCode)
+	_, _ = w.Write(body)
+}
+
+func codeString(code int) string {
+	switch code {
+	case 200:
+		return "200"
+	case 400:
+		return "400"
+	case 404:
+		return "404"
+	case 413:
+		return "413"
+	case 499:
+		return "499"
+	case 500:
+		return "500"
+	case 502:
+		return "502"
+	case 503:
+		return "503"
+	case 504:
+		return "504"
+	}
+	return strconv.Itoa(code)
+}

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# bench-balancer.sh: examples/loadbalancer against NGINX, same backends,
+# same weights, same load, on the same run, all on 127.0.0.1.
+#
+# Starts 4 minimal Go backends (balancer/internal/benchbackend: 2 on version
+# 1.0, 2 on 2.0), our load balancer with ratio 1.0:60 / 2.0:40, and NGINX
+# with the same upstreams (weights 30,30,20,20, keepalive, HTTP/1.1 to the
+# upstream), then runs wrk with the same POST body against each, ROUNDS
+# times in alternating order, and prints requests/s, p50 and p99 of each,
+# the per-backend split, and the ratios ours/nginx (median of the ratios of
+# adjacent rounds, robust to a shared machine's drifting load, and the ratio
+# of the means). Targets: throughput
+# >= 0.7x NGINX, p99 < 1.5x NGINX.
+#
+# Usage: scripts/bench-balancer.sh            (from anywhere in the repo)
+# Tunables (environment): DURATION=5s WARMUP=2s CONNECTIONS=64 THREADS=2
+#   ROUNDS=6 PROCS=<nproc> (GOMAXPROCS of the balancer = NGINX
+#   worker_processes) BASE_PORT=19100 GOGC=400 (the balancer's)
+# Needs go, nginx, wrk and curl in PATH; installs nothing.
+set -euo pipefail
+
+DURATION=${DURATION:-5s}
+WARMUP=${WARMUP:-2s}
+CONNECTIONS=${CONNECTIONS:-64}
+THREADS=${THREADS:-2}
+ROUNDS=${ROUNDS:-6}
+PROCS=${PROCS:-$(nproc)}
+BASE_PORT=${BASE_PORT:-19100}
+LB_GOGC=${GOGC:-400}
+
+die() { echo "bench-balancer: $*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found in PATH; $2"; }
+need go "install Go 1.26"
+need nginx "install it with: apt-get install nginx-light (or nginx)"
+need wrk "install it with: apt-get install wrk"
+need curl "install it with: apt-get install curl"
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench-balancer.XXXXXX")
+PIDS=()
+cleanup() {
+	local pid
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+BACKEND_PORTS=($((BASE_PORT + 1)) $((BASE_PORT + 2)) $((BASE_PORT + 3)) $((BASE_PORT + 4)))
+BACKEND_VERSIONS=(1.0 1.0 2.0 2.0)
+NGINX_WEIGHTS=(30 30 20 20) # = ratio 60/40 split over 2 backends per version
+LB_PORT=$((BASE_PORT + 10))
+NGINX_PORT=$((BASE_PORT + 20))
+SECRET=bench-secret
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() {
+	local i
+	for i in $(seq 1 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	die "nothing listens on 127.0.0.1:$1 after 5s"
+}
+for p in "${BACKEND_PORTS[@]}" "$LB_PORT" "$NGINX_PORT"; do
+	port_free "$p" || die "port $p is taken; set BASE_PORT to another base"
+done
+
+echo "== building"
+(cd "$ROOT" && go build -o "$TMP/loadbalancer" ./examples/loadbalancer)
+(cd "$ROOT" && go build -o "$TMP/benchbackend" ./balancer/internal/benchbackend)
+
+echo "== starting ${#BACKEND_PORTS[@]} backends"
+args=()
+for i in "${!BACKEND_PORTS[@]}"; do
+	args+=(-backend "127.0.0.1:${BACKEND_PORTS[$i]}=${BACKEND_VERSIONS[$i]}")
+done
+"$TMP/benchbackend" "${args[@]}" &
+PIDS+=($!)
+for p in "${BACKEND_PORTS[@]}"; do wait_port "$p"; done
+
+echo "== starting examples/loadbalancer (GOMAXPROCS=$PROCS GOGC=$LB_GOGC) on :$LB_PORT"
+GOMAXPROCS=$PROCS GOGC=$LB_GOGC FLEETKIT_SECRET_KEY=$SECRET "$TMP/loadbalancer" -addr "127.0.0.1:$LB_PORT" 2>"$TMP/loadbalancer.log" &
+PIDS+=($!)
+wait_port "$LB_PORT"
+admin() {
+	curl -fsS -X POST -H 'Content-Type: application/json' -d "$2" "http://127.0.0.1:$LB_PORT$1" >/dev/null ||
+		die "admin call $1 failed"
+}
+for i in "${!BACKEND_PORTS[@]}"; do
+	admin /add "{\"lang\":\"python\",\"version\":\"${BACKEND_VERSIONS[$i]}\",\"uri\":\"http://127.0.0.1:${BACKEND_PORTS[$i]}\",\"secretKey\":\"$SECRET\"}"
+done
+admin /ratio "{\"lang\":\"python\",\"versionRatio\":{\"1.0\":60,\"2.0\":40},\"secretKey\":\"$SECRET\"}"
+
+echo "== starting nginx ($(nginx -v 2>&1 | sed 's/.*: //'), worker_processes $PROCS) on :$NGINX_PORT"
+mkdir -p "$TMP/nginx"
+{
+	echo "worker_processes $PROCS;"
+	echo "daemon off;"
+	echo "pid $TMP/nginx/nginx.pid;"
+	echo "error_log $TMP/nginx/error.log warn;"
+	echo "events { worker_connections 4096; multi_accept on; }"
+	echo "http {"
+	echo "  access_log off;"
+	echo "  client_body_temp_path $TMP/nginx/body; proxy_temp_path $TMP/nginx/proxy;"
+	echo "  fastcgi_temp_path $TMP/nginx/fastcgi; uwsgi_temp_path $TMP/nginx/uwsgi; scgi_temp_path $TMP/nginx/scgi;"
+	echo "  keepalive_requests 1000000;"
+	echo "  upstream lint_python {"
+	for i in "${!BACKEND_PORTS[@]}"; do
+		echo "    server 127.0.0.1:${BACKEND_PORTS[$i]} weight=${NGINX_WEIGHTS[$i]};"
+	done
+	echo "    keepalive 256;"
+	echo "    keepalive_requests 1000000;"
+	echo "  }"
+	echo "  server {"
+	echo "    listen 127.0.0.1:$NGINX_PORT;"
+	echo "    location = /lint/python {"
+	echo "      proxy_pass http://lint_python/lint;"
+	echo "      proxy_http_version 1.1;"
+	echo "      proxy_set_header Connection \"\";"
+	echo "    }"
+	echo "  }"
+	echo "}"
+} >"$TMP/nginx/nginx.conf"
+nginx -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" &
+PIDS+=($!)
+wait_port "$NGINX_PORT"
+
+cat >"$TMP/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = '{"code":"print(\'hello world\')\\n"}'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+
+url() { if [ "$1" = ours ]; then echo "http://127.0.0.1:$LB_PORT/lint/python"; else echo "http://127.0.0.1:$NGINX_PORT/lint/python"; fi; }
+
+# Sanity: both answer 200 with the backend's body.
+for t in ours nginx; do
+	out=$(curl -fsS -X POST -H 'Content-Type: application/json' -d '{"code":"x"}' "$(url "$t")") ||
+		die "$t does not answer POST /lint/python"
+	case $out in *'"result":true'*) ;; *) die "$t answered: $out" ;; esac
+done
+
+counts() { # the backends' request counts, space separated
+	local p
+	for p in "${BACKEND_PORTS[@]}"; do
+		curl -fsS "http://127.0.0.1:$p/health" | sed 's/.*"requestCount":\([0-9]*\).*/\1/'
+		echo
+	done | paste -sd' '
+}
+
+# to_ms converts a wrk latency (812.00us, 1.23ms, 1.02s) to milliseconds.
+to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'; }
+
+# run TARGET ROUND: warm up, measure, record "rps p50 p99 errors" in $TMP/TARGET.ROUND.
+run() {
+	local target=$1 round=$2 out before after
+	wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$TMP/post.lua" "$(url "$target")" >/dev/null
+	before=$(counts)
+	out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$TMP/post.lua" "$(url "$target")")
+	after=$(counts)
+	echo "$out" >"$TMP/wrk-$target-$round.txt"
+	local rps p50 p99 errs split
+	rps=$(echo "$out" | awk '/^Requests\/sec:/ { print $2 }')
+	p50=$(to_ms "$(echo "$out" | awk '$1 == "50%" { print $2 }')")
+	p99=$(to_ms "$(echo "$out" | awk '$1 == "99%" { print $2 }')")
+	errs=$(echo "$out" | awk '/Non-2xx or 3xx responses:/ { n += $NF } /Socket errors:/ { gsub(",", ""); n += $4 + $6 + $8 + $10 } END { print n + 0 }')
+	split=$(paste -d' ' <(echo "$before" | tr ' ' '\n') <(echo "$after" | tr ' ' '\n') |
+		awk '{ d[NR] = $2 - $1; s += d[NR] } END { for (i = 1; i <= NR; i++) printf "%s%.1f%%", (i > 1 ? "/" : ""), 100 * d[i] / s }')
+	echo "$rps $p50 $p99 $errs $split" >"$TMP/$target.$round"
+	printf "  %-6s round %d: %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms  errors %s  backends %s\n" \
+		"$target" "$round" "$rps" "$p50" "$p99" "$errs" "$split"
+}
+
+echo "== wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency (warm-up $WARMUP), $ROUNDS rounds, alternating"
+echo "   backend split expected 30.0%/30.0%/20.0%/20.0%"
+for round in $(seq 1 "$ROUNDS"); do
+	if [ $((round % 2)) -eq 1 ]; then order="ours nginx"; else order="nginx ours"; fi
+	for t in $order; do run "$t" "$round"; done
+done
+
+mean() { cat "$TMP/$1".[0-9]* | awk -v f="$2" '{ s += $f } END { printf "%.3f", s / NR }'; }
+errors_total() { cat "$TMP/$1".[0-9]* | awk '{ s += $4 } END { print s + 0 }'; }
+o_rps=$(mean ours 1) o_p50=$(mean ours 2) o_p99=$(mean ours 3)
+n_rps=$(mean nginx 1) n_p50=$(mean nginx 2) n_p99=$(mean nginx 3)
+echo
+echo "== result (mean of $ROUNDS rounds; GOMAXPROCS=$PROCS, nginx worker_processes $PROCS, $(nproc) CPUs)"
+printf "  %-28s %12s %10s %10s %8s\n" target "req/s" "p50 ms" "p99 ms" errors
+printf "  %-28s %12.0f %10.3f %10.3f %8s\n" "fleetkit examples/loadbalancer" "$o_rps" "$o_p50" "$o_p99" "$(errors_total ours)"
+printf "  %-28s %12.0f %10.3f %10.3f %8s\n" "nginx" "$n_rps" "$n_p50" "$n_p99" "$(errors_total nginx)"
+# The load of a shared machine drifts between rounds, so each round of ours
+# is compared with the round of NGINX run right next to it, and the ratios
+# of these pairs are summarized by their median (and the ratio of means is
+# printed too).
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+pair_ratios() { # field: 1 = req/s, 3 = p99
+	local round
+	for round in $(seq 1 "$ROUNDS"); do
+		paste -d' ' "$TMP/ours.$round" "$TMP/nginx.$round" | awk -v f="$1" -v n="$(wc -w <"$TMP/ours.$round")" '{ printf "%.4f\n", $f / $(n + f) }'
+	done
+}
+t_pairs=$(pair_ratios 1 | paste -sd' ')
+l_pairs=$(pair_ratios 3 | paste -sd' ')
+t_med=$(echo "$t_pairs" | tr ' ' '\n' | median)
+l_med=$(echo "$l_pairs" | tr ' ' '\n' | median)
+echo "  per-round pairs ours/nginx: throughput $t_pairs; p99 $l_pairs"
+awk -v orps="$o_rps" -v nrps="$n_rps" -v op99="$o_p99" -v np99="$n_p99" -v tm="$t_med" -v lm="$l_med" 'BEGIN {
+	printf "  throughput ours/nginx: %.2fx median of pairs, %.2fx ratio of means (target >= 0.70x: %s)\n", tm, orps / nrps, (tm >= 0.7 ? "met" : "MISSED")
+	printf "  p99 latency ours/nginx: %.2fx median of pairs, %.2fx ratio of means (target < 1.50x: %s)\n", lm, op99 / np99, (lm < 1.5 ? "met" : "MISSED")
+}'
