@@ -1,0 +1,415 @@
+package docker_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/internal/testenv"
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/docker"
+	"github.com/fleetkit/fleetkit/machines/internal/linterbin"
+)
+
+// runID makes this run's images and provider names unique, so that
+// concurrent runs and leftovers of old ones do not meet.
+var (
+	runID  = randomID()
+	bin    *linterbin.Builder
+	images imageSet
+)
+
+func randomID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fleetkit-docker-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = linterbin.New(dir)
+	code := testenv.Run(m)
+	images.removeAll()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// engine returns a client of the local engine, or reports it missing.
+func engine(t testing.TB) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		_ = cli.Close()
+		testenv.Missing(t, "the Docker Engine is unreachable (%v)", err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+// imageSet builds the linter images of this run once each and removes
+// them when the tests end.
+type imageSet struct {
+	// mu guards built and cli.
+	mu    sync.Mutex
+	built map[string]error
+	cli   *client.Client
+}
+
+// linterImage returns the tag of the linter image of version, built FROM
+// scratch from a static linter binary and examples/linter/Dockerfile.
+func (s *imageSet) linterImage(t testing.TB, cli *client.Client, version string) string {
+	t.Helper()
+	tag := fmt.Sprintf("fleetkit-test/linter:%s-%s", runID, version)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.built == nil {
+		s.built = map[string]error{}
+		var err error
+		s.cli, err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		require.NoError(t, err)
+	}
+	err, done := s.built[tag]
+	if !done {
+		dir := t.TempDir()
+		b, rerr := os.ReadFile(bin.Path(t))
+		require.NoError(t, rerr)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "linter"), b, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), linterbin.Dockerfile(t), 0o644))
+		buildCtx, cerr := docker.ContextFromDir(dir)
+		require.NoError(t, cerr)
+		var out bytes.Buffer
+		err = docker.BuildImage(t.Context(), cli, buildCtx, tag, docker.BuildOptions{
+			BuildArgs: map[string]string{"VERSION": version},
+			Labels:    map[string]string{"io.fleetkit.test-run": runID},
+			Output:    &out,
+		})
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, out.String())
+		}
+		s.built[tag] = err
+	}
+	require.NoError(t, err, "building %s", tag)
+	return tag
+}
+
+func (s *imageSet) removeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cli == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for tag := range s.built {
+		_, _ = s.cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true, PruneChildren: true})
+	}
+	_ = s.cli.Close()
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// providerName is unique to this run and test.
+func providerName(t testing.TB) string {
+	return unsafeName.ReplaceAllString(fmt.Sprintf("test-%s-%s", runID, t.Name()), "_")
+}
+
+// newProvider returns a provider owning the containers labelled with name,
+// and removes every such container when the test ends, whatever happened.
+func newProvider(t testing.TB, cli *client.Client, name string) *docker.Provider {
+	t.Helper()
+	return newProviderWith(t, cli, docker.Options{Name: name, StopTimeout: 2 * time.Second})
+}
+
+func newProviderWith(t testing.TB, cli *client.Client, opts docker.Options) *docker.Provider {
+	t.Helper()
+	name := opts.Name
+	p, err := docker.New(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
+			filters.Arg("label", machines.LabelProvider+"="+name))})
+		if err == nil {
+			for _, c := range cs {
+				_ = cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			}
+		}
+		_ = p.Close()
+	})
+	return p
+}
+
+func linterSpec(t testing.TB, cli *client.Client, language, version string) machines.Spec {
+	return machines.Spec{
+		Language:     language,
+		Version:      version,
+		Image:        images.linterImage(t, cli, version),
+		HealthPath:   machines.DefaultHealthPath,
+		StartTimeout: 30 * time.Second,
+		Labels:       map[string]string{"test": "docker"},
+	}
+}
+
+type healthBody struct {
+	Version      string `json:"version"`
+	Language     string `json:"language"`
+	RequestCount int64  `json:"requestCount"`
+}
+
+type lintBody struct {
+	Result   bool   `json:"result"`
+	Details  string `json:"details"`
+	Language string `json:"language"`
+	Version  string `json:"version"`
+}
+
+func lint(t testing.TB, m machines.Machine, code string) (int, lintBody) {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"code": code})
+	require.NoError(t, err)
+	resp, err := http.Post(m.URL()+"/lint", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var lb lintBody
+	_ = json.Unmarshal(raw, &lb)
+	return resp.StatusCode, lb
+}
+
+func TestCreateLintRemove(t *testing.T) {
+	testenv.Short(t)
+	cli := engine(t)
+	name := providerName(t)
+	p := newProvider(t, cli, name)
+
+	m, err := p.Create(t.Context(), linterSpec(t, cli, "python", "1.0"))
+	require.NoError(t, err)
+	assert.Equal(t, machines.StateRunning, m.State)
+	assert.True(t, strings.HasPrefix(m.Address, "127.0.0.1:"), m.Address)
+	assert.Equal(t, "true", m.Labels[machines.LabelManaged])
+	assert.Equal(t, name, m.Labels[machines.LabelProvider])
+
+	resp, err := http.Get(m.URL() + "/health")
+	require.NoError(t, err)
+	var h healthBody
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, healthBody{Version: "1.0", Language: "python"}, h)
+
+	status, lb := lint(t, m, "print('hello world')\n")
+	require.Equal(t, http.StatusOK, status)
+	assert.True(t, lb.Result, lb.Details)
+	assert.Equal(t, "1.0", lb.Version)
+
+	ms, err := p.List(t.Context())
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	assert.Equal(t, m.ID, ms[0].ID)
+	assert.Equal(t, m.Address, ms[0].Address)
+	assert.Equal(t, m.Labels, ms[0].Labels)
+	assert.True(t, m.CreatedAt.Equal(ms[0].CreatedAt))
+
+	require.NoError(t, p.Remove(t.Context(), m.ID))
+	_, err = cli.ContainerInspect(t.Context(), m.ID)
+	assert.True(t, cerrdefs.IsNotFound(err), "the container is still there: %v", err)
+	ms, err = p.List(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, ms)
+	require.ErrorIs(t, p.Remove(t.Context(), m.ID), machines.ErrNotFound)
+}
+
+func TestDeadContainerIsSeen(t *testing.T) {
+	testenv.Short(t)
+	cli := engine(t)
+	p := newProvider(t, cli, providerName(t))
+	events := make(chan machines.Event, 4)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Watch(ctx, func(e machines.Event) { events <- e }) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	m, err := p.Create(t.Context(), linterSpec(t, cli, "python", "1.2"))
+	require.NoError(t, err)
+	status, _ := lint(t, m, "")
+	assert.GreaterOrEqual(t, status, 500)
+
+	select {
+	case e := <-events:
+		assert.Equal(t, m.ID, e.Machine.ID)
+		assert.Equal(t, m.Address, e.Machine.Address)
+		assert.Equal(t, "1.2", e.Machine.Version)
+		assert.Equal(t, machines.StateExited, e.Machine.State)
+		assert.Equal(t, 3, e.ExitCode)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event for the dead container")
+	}
+	// The engine sends "die" a moment before its container list says exited.
+	var ms []machines.Machine
+	require.Eventually(t, func() bool {
+		var err error
+		ms, err = p.List(t.Context())
+		return err == nil && len(ms) == 1 && ms[0].State == machines.StateExited
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.Equal(t, m.Address, ms[0].Address, "an exited machine keeps the address it had")
+
+	require.NoError(t, p.Remove(t.Context(), m.ID))
+	ms, err = p.List(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, ms)
+	select {
+	case e := <-events:
+		t.Fatalf("Remove was reported as an exit: %+v", e)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+func TestRediscovery(t *testing.T) {
+	testenv.Short(t)
+	cli := engine(t)
+	name := providerName(t)
+	first := newProvider(t, cli, name)
+	a, err := first.Create(t.Context(), linterSpec(t, cli, "python", "1.0"))
+	require.NoError(t, err)
+	b, err := first.Create(t.Context(), linterSpec(t, cli, "java", "1.0"))
+	require.NoError(t, err)
+	require.NoError(t, first.Close())
+
+	// A restarted manager: a new provider with the same name.
+	second := newProvider(t, cli, name)
+	ms, err := second.List(t.Context())
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	for i, want := range []machines.Machine{a, b} {
+		got := ms[i]
+		assert.Equal(t, want.ID, got.ID)
+		assert.Equal(t, want.Address, got.Address)
+		assert.Equal(t, want.Language, got.Language)
+		assert.Equal(t, want.Version, got.Version)
+		assert.Equal(t, want.Labels, got.Labels)
+		assert.Equal(t, machines.StateRunning, got.State)
+	}
+
+	// Another provider owns none of them and may not remove them.
+	other := newProvider(t, cli, name+"-other")
+	ms, err = other.List(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, ms)
+	require.ErrorIs(t, other.Remove(t.Context(), a.ID), machines.ErrNotFound)
+
+	require.NoError(t, second.Remove(t.Context(), a.ID))
+	ms, err = second.List(t.Context())
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	assert.Equal(t, b.ID, ms[0].ID)
+}
+
+func TestCreateFailuresLeaveNothing(t *testing.T) {
+	testenv.Short(t)
+	cli := engine(t)
+	tests := []struct {
+		name    string
+		mutate  func(*machines.Spec)
+		wantErr error
+	}{
+		{"never healthy", func(s *machines.Spec) { s.HealthPath = "/never-200"; s.StartTimeout = 2 * time.Second }, machines.ErrStartTimeout},
+		{"exits at once", func(s *machines.Spec) { s.Language = "cobol" }, machines.ErrExited},
+		{"no image", func(s *machines.Spec) { s.Image = "" }, machines.ErrInvalidSpec},
+		{"image not on the engine", func(s *machines.Spec) { s.Image = "fleetkit-test/none:" + runID }, machines.ErrInvalidSpec},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, cli, providerName(t))
+			spec := linterSpec(t, cli, "python", "1.0")
+			tt.mutate(&spec)
+			_, err := p.Create(t.Context(), spec)
+			require.ErrorIs(t, err, tt.wantErr)
+			ms, err := p.List(t.Context())
+			require.NoError(t, err)
+			assert.Empty(t, ms, "a failed create must leave no container")
+		})
+	}
+}
+
+func TestNetworkMode(t *testing.T) {
+	testenv.Short(t)
+	cli := engine(t)
+	name := providerName(t)
+	_, err := cli.NetworkCreate(t.Context(), name, network.CreateOptions{Labels: map[string]string{"io.fleetkit.test-run": runID}})
+	require.NoError(t, err)
+	// Registered before newProvider's cleanup, so it runs after the
+	// containers are gone.
+	t.Cleanup(func() { _ = cli.NetworkRemove(context.Background(), name) })
+
+	p := newProviderWith(t, cli, docker.Options{Name: name, Network: name, StopTimeout: time.Second})
+
+	spec := linterSpec(t, cli, "java", "1.0")
+	spec.StartTimeout = 10 * time.Second
+	m, err := p.Create(t.Context(), spec)
+	if errors.Is(err, machines.ErrStartTimeout) {
+		testenv.Missing(t, "container IPs are not reachable from this host: %v", err)
+	}
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(m.Address, ":8080"), m.Address)
+	assert.False(t, strings.HasPrefix(m.Address, "127."), m.Address)
+	status, lb := lint(t, m, "class A {\n}\n")
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "1.0", lb.Version)
+
+	ms, err := p.List(t.Context())
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	assert.Equal(t, m.Address, ms[0].Address)
+	require.NoError(t, p.Remove(t.Context(), m.ID))
+}
+
+// BenchmarkCreateToHealthy measures Create of a python 1.0 linter
+// container (create, start, port published, /health answers 200).
+func BenchmarkCreateToHealthy(b *testing.B) {
+	cli := engine(b)
+	p := newProvider(b, cli, providerName(b))
+	spec := linterSpec(b, cli, "python", "1.0")
+	ctx := context.Background()
+	for b.Loop() {
+		m, err := p.Create(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := p.Remove(ctx, m.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

@@ -1,0 +1,19 @@
+// Package machinestest provides an in-memory machines.Provider for tests
+// of code that uses machines (a rollout, a machine manager). Its machines
+// are real HTTP servers on loopback ports, so callers exercise their real
+// HTTP paths: by default each is a fake linter that answers /health and
+// /lint like the fleet's linter service, including version 1.2 dying on
+// empty code. Tests can make creates fail (FailCreates), kill a machine
+// (Kill), make its health fail (SetUnhealthy) and count its lints (Lints).
+//
+// # Concurrency
+//
+// A Provider is safe for concurrent use. Close stops every machine.
+//
+// # Usage
+//
+//	p := machinestest.New(machinestest.Options{})
+//	defer p.Close()
+//	m, _ := p.Create(ctx, machines.Spec{Language: "python", Version: "1.0"})
+//	// POST m.URL()+"/lint" answers like a linter.
+package machinestest

@@ -1,0 +1,54 @@
+package machinestest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/machinestest"
+)
+
+// Machines of a machinestest.Provider are real HTTP servers that answer
+// like linters; a test can kill one and see the provider report it.
+func Example() {
+	p := machinestest.New(machinestest.Options{})
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	exited := make(chan machines.Event, 1)
+	go func() { _ = p.Watch(ctx, func(e machines.Event) { exited <- e }) }()
+	for p.Watchers() == 0 { // a Watch reports exits from its start on
+		time.Sleep(time.Millisecond)
+	}
+
+	m, err := p.Create(ctx, machines.Spec{Language: "python", Version: "2.0"})
+	if err != nil {
+		panic(err)
+	}
+	resp, err := http.Post(m.URL()+"/lint", "application/json", strings.NewReader(`{"code":"print('hello world')"}`))
+	if err != nil {
+		panic(err)
+	}
+	var answer struct {
+		Result  bool   `json:"result"`
+		Details string `json:"details"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	fmt.Println(m.Language, m.Version, answer.Result, answer.Details)
+
+	_ = p.Kill(m.ID)
+	e := <-exited
+	fmt.Println(e.Machine.ID == m.ID, e.Machine.State)
+	ms, _ := p.List(ctx)
+	fmt.Println(len(ms), ms[0].State)
+	// Output:
+	// python 2.0 false 1:21: W292 no newline at end of file
+	// true exited
+	// 1 exited
+}

@@ -1,0 +1,378 @@
+package machinestest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/internal/hub"
+)
+
+var (
+	_ machines.Provider = (*Provider)(nil)
+	_ machines.Watcher  = (*Provider)(nil)
+)
+
+// ErrKilled is the Err of the Event sent when a machine is killed by Kill
+// or crashes (version 1.2 given empty code).
+var ErrKilled = errors.New("machinestest: machine killed")
+
+// Options configure a Provider. The zero value is ready to use.
+type Options struct {
+	// Name is the provider label of the machines; "" means "machinestest".
+	Name string
+	// Handler builds the HTTP handler of a machine; nil means the fake
+	// linter (see Provider).
+	Handler func(m machines.Machine) http.Handler
+	// CreateDelay is added to every Create, as if the machine took that
+	// long to start.
+	CreateDelay time.Duration
+	// SlowDelay is the extra lint delay of version 1.1; 0 means none.
+	SlowDelay time.Duration
+}
+
+// Provider is an in-memory machines.Provider whose machines are real HTTP
+// servers on loopback ports. By default each machine is a fake linter that
+// follows the wire contract closely enough for callers' tests:
+//
+//   - GET /health answers {"version","language","requestCount"};
+//   - POST /lint {"code"} answers {"result","details","diagnostics",
+//     "language","version"}; on version 2.0 (and any other not starting
+//     with "1.") code without a trailing newline fails with W292;
+//   - version 1.1 waits Options.SlowDelay before answering;
+//   - version 1.2 given empty code answers 500 and then dies: its server
+//     closes and an Event is published, as the real linter process exits.
+//
+// It is safe for concurrent use. Close stops every server.
+type Provider struct {
+	opts   Options
+	events hub.Hub[machines.Event]
+	wg     sync.WaitGroup // serving goroutines and crashes
+
+	// mu guards machines, seq, closed, failCreates and failErr.
+	mu          sync.Mutex
+	machines    map[string]*machine
+	seq         int
+	closed      bool
+	failCreates int
+	failErr     error
+}
+
+type machine struct {
+	m        machines.Machine
+	srv      *http.Server
+	lints    atomic.Int64
+	sick     atomic.Bool
+	broken   atomic.Bool // crashed: fails every request until it dies
+	removing atomic.Bool
+	dead     atomic.Bool
+}
+
+// New returns an empty Provider.
+func New(opts Options) *Provider {
+	opts.Name = cmp.Or(opts.Name, "machinestest")
+	return &Provider{opts: opts, machines: make(map[string]*machine)}
+}
+
+// FailCreates makes the next n calls of Create fail with err (an error
+// wrapping machines.ErrStartTimeout when err is nil).
+func (p *Provider) FailCreates(n int, err error) {
+	if err == nil {
+		err = fmt.Errorf("machinestest: injected failure: %w", machines.ErrStartTimeout)
+	}
+	p.mu.Lock()
+	p.failCreates, p.failErr = n, err
+	p.mu.Unlock()
+}
+
+// Create starts a machine on a free loopback port.
+func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Machine, error) {
+	if err := spec.Validate(); err != nil {
+		return machines.Machine{}, err
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return machines.Machine{}, machines.ErrClosed
+	}
+	if p.failCreates > 0 {
+		p.failCreates--
+		err := p.failErr
+		p.mu.Unlock()
+		return machines.Machine{}, err
+	}
+	p.seq++
+	id := fmt.Sprintf("m%d", p.seq)
+	p.mu.Unlock()
+
+	if p.opts.CreateDelay > 0 {
+		t := time.NewTimer(p.opts.CreateDelay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return machines.Machine{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return machines.Machine{}, fmt.Errorf("machinestest: listening: %w", err)
+	}
+	addr := ln.Addr().String()
+	port := ln.Addr().(*net.TCPAddr).Port
+	mc := &machine{m: machines.Machine{
+		ID:        id,
+		Address:   addr,
+		Language:  spec.Language,
+		Version:   spec.Version,
+		Labels:    spec.MachineLabels(p.opts.Name, port),
+		CreatedAt: time.Now(),
+		State:     machines.StateRunning,
+	}}
+	h := http.Handler(nil)
+	if p.opts.Handler != nil {
+		h = p.opts.Handler(mc.m)
+	} else {
+		h = p.linter(mc)
+	}
+	mc.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		_ = ln.Close()
+		return machines.Machine{}, machines.ErrClosed
+	}
+	p.machines[id] = mc
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		_ = mc.srv.Serve(ln)
+	}()
+	return clone(mc.m), nil
+}
+
+// Remove closes the machine's server and forgets it.
+func (p *Provider) Remove(ctx context.Context, id string) error {
+	p.mu.Lock()
+	mc, ok := p.machines[id]
+	delete(p.machines, id)
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", machines.ErrNotFound, id)
+	}
+	mc.removing.Store(true)
+	_ = mc.srv.Close()
+	return nil
+}
+
+// List returns the machines, oldest first.
+func (p *Provider) List(ctx context.Context) ([]machines.Machine, error) {
+	p.mu.Lock()
+	out := make([]machines.Machine, 0, len(p.machines))
+	for _, mc := range p.machines {
+		m := clone(mc.m)
+		if mc.dead.Load() {
+			m.State = machines.StateExited
+		}
+		out = append(out, m)
+	}
+	p.mu.Unlock()
+	slices.SortFunc(out, func(a, b machines.Machine) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(idNum(a.ID), idNum(b.ID)))
+	})
+	return out, nil
+}
+
+func idNum(id string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(id, "m"))
+	return n
+}
+
+// Watch reports machines that die (Kill, or a crash of version 1.2).
+func (p *Provider) Watch(ctx context.Context, fn func(machines.Event)) error {
+	return p.events.Watch(ctx, fn)
+}
+
+// Watchers returns how many Watch calls are subscribed, so that a test can
+// wait for its watcher before it kills a machine.
+func (p *Provider) Watchers() int { return p.events.Watchers() }
+
+// Kill makes the machine die as if its process crashed: its server closes,
+// it stays in List as exited, and Watch reports it.
+func (p *Provider) Kill(id string) error {
+	mc, err := p.get(id)
+	if err != nil {
+		return err
+	}
+	p.die(mc)
+	return nil
+}
+
+// SetUnhealthy makes the machine's /health answer 503 (or 200 again when
+// sick is false) while it keeps running.
+func (p *Provider) SetUnhealthy(id string, sick bool) error {
+	mc, err := p.get(id)
+	if err != nil {
+		return err
+	}
+	mc.sick.Store(sick)
+	return nil
+}
+
+// Lints returns how many /lint requests the machine has answered.
+func (p *Provider) Lints(id string) (int64, error) {
+	mc, err := p.get(id)
+	if err != nil {
+		return 0, err
+	}
+	return mc.lints.Load(), nil
+}
+
+// Close stops every machine. It is idempotent.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	all := slices.Collect(maps.Values(p.machines))
+	clear(p.machines)
+	p.mu.Unlock()
+	for _, mc := range all {
+		mc.removing.Store(true)
+		_ = mc.srv.Close()
+	}
+	p.wg.Wait()
+	return nil
+}
+
+func (p *Provider) get(id string) (*machine, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mc, ok := p.machines[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", machines.ErrNotFound, id)
+	}
+	return mc, nil
+}
+
+func (p *Provider) die(mc *machine) {
+	if mc.dead.Swap(true) {
+		return
+	}
+	_ = mc.srv.Close()
+	if mc.removing.Load() {
+		return
+	}
+	m := clone(mc.m)
+	m.State = machines.StateExited
+	p.events.Publish(machines.Event{Machine: m, ExitCode: -1, Err: ErrKilled, Time: time.Now()})
+}
+
+type lintRequest struct {
+	Code string `json:"code"`
+}
+
+type diagnostic struct {
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type lintAnswer struct {
+	Result      bool         `json:"result"`
+	Details     string       `json:"details"`
+	Diagnostics []diagnostic `json:"diagnostics"`
+	Language    string       `json:"language"`
+	Version     string       `json:"version"`
+}
+
+// linter is the fake linter handler of mc.
+func (p *Provider) linter(mc *machine) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		if mc.sick.Load() || mc.broken.Load() || mc.dead.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "error", "message": "unhealthy"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"version": mc.m.Version, "language": mc.m.Language, "requestCount": mc.lints.Load(),
+		})
+	})
+	mux.HandleFunc("POST /lint", func(w http.ResponseWriter, r *http.Request) {
+		if mc.broken.Load() || mc.dead.Load() {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"status": "error", "message": "crashed"})
+			return
+		}
+		mc.lints.Add(1)
+		var req lintRequest
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"status": "error", "message": "invalid JSON: " + err.Error()})
+			return
+		}
+		switch mc.m.Version {
+		case "1.1":
+			if d := p.opts.SlowDelay; d > 0 {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(d):
+				}
+			}
+		case "1.2":
+			if req.Code == "" {
+				writeJSON(w, http.StatusInternalServerError, map[string]string{"status": "error", "message": "crashed"})
+				mc.broken.Store(true)
+				if f, ok := w.(http.Flusher); ok {
+					f.Flush()
+				}
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if !p.closed { // Close stops every server anyway
+					p.wg.Add(1)
+					go func() { // the answer is out: now the "process" exits
+						defer p.wg.Done()
+						p.die(mc)
+					}()
+				}
+				return
+			}
+		}
+		ans := lintAnswer{Result: true, Details: "no problems found", Diagnostics: []diagnostic{},
+			Language: mc.m.Language, Version: mc.m.Version}
+		if !strings.HasPrefix(mc.m.Version, "1.") && !strings.HasSuffix(req.Code, "\n") {
+			line := strings.Count(req.Code, "\n") + 1
+			col := len(req.Code[strings.LastIndexByte(req.Code, '\n')+1:]) + 1
+			ans.Result = false
+			ans.Details = fmt.Sprintf("%d:%d: W292 no newline at end of file", line, col)
+			ans.Diagnostics = append(ans.Diagnostics, diagnostic{Line: line, Column: col, Code: "W292", Message: "no newline at end of file"})
+		}
+		writeJSON(w, http.StatusOK, ans)
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func clone(m machines.Machine) machines.Machine {
+	m.Labels = maps.Clone(m.Labels)
+	return m
+}

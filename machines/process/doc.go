@@ -1,0 +1,39 @@
+// Package process is the embedded default machines.Provider: each machine
+// is a local process of a service binary (the linter), listening on a free
+// loopback port. It needs no Docker.
+//
+// Create picks a free port on 127.0.0.1 (listening on port 0, then
+// closing), runs Spec.Command with Spec.Args — by default the linter's
+// "-language L -version V -addr 127.0.0.1:PORT" — in a process group of
+// its own, and waits until Spec.HealthPath answers 200 (or the port
+// accepts connections) within the start timeout. When another program
+// takes the port before the service binds it, Create tries another port.
+// A process that exits or never gets ready is killed and reported with
+// the tail of its output.
+//
+// Remove sends SIGTERM to the whole group, SIGKILL after StopTimeout, and
+// returns once the process is reaped, so a service's children die with
+// it. One goroutine per process owns cmd.Wait; a process that exits
+// without Remove is reported through Watch and stays in List as exited
+// until it is removed.
+//
+// Machines are kept in memory: a new Provider does not know the processes
+// of an old one (List is empty after a restart), and Close stops every
+// process the Provider started. Use machines/docker where the manager must
+// find its machines again after a restart.
+//
+// # Concurrency
+//
+// A Provider is safe for concurrent use. Create and Remove block; Watch
+// blocks until its ctx is done.
+//
+// # Usage
+//
+//	p, err := process.New(process.Options{StopTimeout: 5 * time.Second})
+//	if err != nil { ... }
+//	defer p.Close()
+//	m, err := p.Create(ctx, machines.Spec{
+//		Language: "python", Version: "1.0",
+//		Command: "/usr/local/bin/linter", HealthPath: "/health",
+//	})
+package process
