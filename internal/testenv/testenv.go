@@ -22,13 +22,18 @@ var skips struct {
 	lines []string // guarded by mu
 }
 
-// Main runs the tests and then prints which integration tests were skipped
-// and why. `go test ./...` hides a passing package's output, so the summary
-// also goes to the terminal (/dev/tty) when there is one: a developer who
-// runs plain `go test ./...` sees what did not run.
+// Main runs the tests, prints the skip summary (see Run) and exits:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run runs the tests and then prints which integration tests were skipped
+// and why, and returns the exit code. `go test ./...` hides a passing
+// package's output, so the summary also goes to the terminal (/dev/tty)
+// when there is one: a developer who runs plain `go test ./...` sees what
+// did not run. TestMain functions with their own setup call Run instead of
+// m.Run.
+func Run(m *testing.M) int {
 	code := m.Run()
 	skips.mu.Lock()
 	lines := skips.lines
@@ -42,7 +47,7 @@ func Main(m *testing.M) {
 		}
 		_, _ = io.WriteString(w, summary)
 	}
-	os.Exit(code)
+	return code
 }
 
 // InCI reports whether the CI environment variable is set to a true value.

@@ -1,0 +1,166 @@
+// Command machine-manager is the linter fleet's machine manager: it creates
+// linter machines (Docker containers or local processes), rolls new
+// versions out step by step, and drives a remote load balancer through its
+// admin API.
+//
+//	machine-manager -config machine-manager.yaml -provider process -addr 127.0.0.1:5000
+//
+// The configuration file (YAML or JSON) is described by rollout.Config;
+// example.yaml next to this file is a complete one. The API is the wire
+// contract's machine manager (/create, /remove, /delete, /init-update,
+// /update, /rollback, /status) plus an HTML status page at / and the
+// manager's Prometheus metrics at /metrics.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fleetkit/fleetkit/balancer"
+	"github.com/fleetkit/fleetkit/internal/httpserver"
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/docker"
+	"github.com/fleetkit/fleetkit/machines/process"
+	"github.com/fleetkit/fleetkit/rollout"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "machine-manager:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, wires the manager and serves until ctx is done. ready,
+// when set, gets the API's address once it listens (tests use it).
+func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
+	fs := flag.NewFlagSet("machine-manager", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		addr     = fs.String("addr", "127.0.0.1:5000", "listen address HOST:PORT of the API")
+		provider = fs.String("provider", "docker", "what a machine is: docker (containers) or process (local processes)")
+		config   = fs.String("config", "", "configuration file, YAML or JSON (required)")
+		name     = fs.String("name", rollout.DefaultName, "this manager's name: its machines are labelled with it, and a restarted manager with the same name finds them again (docker)")
+		verbose  = fs.Bool("v", false, "log debug messages and the machines' output")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *config == "" {
+		return errors.New("-config is required (see examples/machine-manager/example.yaml)")
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, err := rollout.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	if err := cfg.RequireRunnable(*provider); err != nil {
+		return err
+	}
+	if cfg.Balancer.Address == "" {
+		return fmt.Errorf("%s: balancer.address is required: the manager drives the balancer's admin API", *config)
+	}
+	client, err := balancer.NewClient(cfg.Balancer.Address, cfg.Balancer.Secret, balancer.ClientOptions{})
+	if err != nil {
+		return err
+	}
+	router := lister{client}
+
+	var mp machines.Provider
+	switch *provider {
+	case "process":
+		var out io.Writer
+		if *verbose {
+			out = stderr
+		}
+		p, err := process.New(process.Options{Name: *name, StopTimeout: cfg.RemoveTimeout, Output: out})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		mp = p
+	case "docker":
+		p, err := docker.New(docker.Options{Name: *name, StopTimeout: cfg.RemoveTimeout})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		// One call before any concurrent use: it fails fast when the engine
+		// is unreachable, and the Docker client negotiates its API version
+		// on its first request, which races when two requests are first
+		// (the exit watcher's event stream and a List).
+		if _, err := p.List(ctx); err != nil {
+			return fmt.Errorf("-provider docker: %w", err)
+		}
+		mp = p
+	default:
+		return fmt.Errorf("-provider %q: want docker or process", *provider)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts := cfg.Options()
+	opts.Name = *name
+	opts.Registerer = reg
+	opts.Logger = log
+	opts.IsNotFound = func(err error) bool { return errors.Is(err, balancer.ErrUnknownBackend) }
+	mgr, err := rollout.New(mp, router, opts)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", rollout.NewHandler(mgr, rollout.HandlerOptions{Logger: log}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := httpserver.Listen(*addr)
+	if err != nil {
+		return err
+	}
+
+	log.Info("machine manager listening", "addr", ln.Addr().String(), "provider", *provider, "config", *config)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return mgr.Run(ctx) })
+	g.Go(func() error { return httpserver.Run(ctx, httpserver.New(mux), ln, 0) })
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	return g.Wait()
+}
+
+// lister lets the manager list the remote balancer's backends (through
+// the admin /health), so that backends left by a previous run are pruned.
+type lister struct{ *balancer.Client }
+
+var _ rollout.BackendLister = lister{}
+
+// Backends implements rollout.BackendLister.
+func (l lister) Backends(ctx context.Context, lang string) ([]string, error) {
+	h, err := l.Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, uris := range h.Backends[lang] {
+		out = append(out, uris...)
+	}
+	return out, nil
+}

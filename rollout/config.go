@@ -1,0 +1,269 @@
+package rollout
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the machine manager's configuration file, YAML or JSON (JSON is
+// YAML). It is read and validated at start and never written. Durations
+// are Go durations ("5s", "1m30s"). Example:
+//
+//	start_timeout: 30s
+//	remove_timeout: 10s
+//	update_steps: [1, 5, 10, 50, 100]
+//	health: {interval: 5s, timeout: 2s, threshold: 1}
+//	replace_unhealthy: false
+//	state_file: /var/lib/fleetkit/rollout.json
+//	balancer: {address: "http://127.0.0.1:8080", secret: "s3cret"}
+//	languages:
+//	  python:
+//	    version: "1.0"            # the version machines run before any update
+//	    versions:
+//	      "1.0": {image: "fleetkit/linter:1.0", command: "linter"}
+//	      "2.0": {image: "fleetkit/linter:2.0", command: "linter"}
+type Config struct {
+	// StartTimeout bounds the creation of a machine until it is healthy;
+	// 0 means DefaultStartTimeout.
+	StartTimeout time.Duration `yaml:"start_timeout"`
+	// RemoveTimeout bounds the removal of a machine; 0 means
+	// DefaultRemoveTimeout.
+	RemoveTimeout time.Duration `yaml:"remove_timeout"`
+	// UpdateSteps are the new version's percentages; empty means
+	// DefaultSteps.
+	UpdateSteps []int `yaml:"update_steps"`
+	// Health tunes the health checks of the machines.
+	Health HealthConfig `yaml:"health"`
+	// ReplaceUnhealthy replaces a machine that became unhealthy instead of
+	// only keeping it out of the balancer (off by default, as the seed says).
+	ReplaceUnhealthy bool `yaml:"replace_unhealthy"`
+	// StateFile is where the rollout phases are kept across restarts; ""
+	// keeps them in memory only.
+	StateFile string `yaml:"state_file"`
+	// Balancer is the load balancer's admin API.
+	Balancer BalancerConfig `yaml:"balancer"`
+	// Languages maps each language to its versions. At least one.
+	Languages map[string]LanguageConfig `yaml:"languages"`
+	// Auto configures the automatic mode; off unless Enabled.
+	Auto AutoConfig `yaml:"auto"`
+}
+
+// HealthConfig tunes the health checks; zero fields mean the defaults of
+// machines/health (5s, 2s, 1 failure).
+type HealthConfig struct {
+	Interval  time.Duration `yaml:"interval"`
+	Timeout   time.Duration `yaml:"timeout"`
+	Threshold int           `yaml:"threshold"`
+}
+
+// BalancerConfig locates the balancer's admin API.
+type BalancerConfig struct {
+	// Address is the admin API's base URL, "http://127.0.0.1:8080".
+	Address string `yaml:"address"`
+	// Secret is the admin secret.
+	Secret string `yaml:"secret"`
+	// RatioTotal is the sum the balancer wants weights to have; 0 means
+	// DefaultRatioTotal.
+	RatioTotal int `yaml:"ratio_total"`
+}
+
+// LanguageConfig is one language of the fleet.
+type LanguageConfig struct {
+	// Version is the version machines run before any update (the state
+	// file, once written, takes precedence).
+	Version string `yaml:"version"`
+	// Versions maps every version that may run to how to run it.
+	Versions map[string]VersionSpec `yaml:"versions"`
+}
+
+// VersionSpec says how to run one version: Image for the docker provider,
+// Command (and Args, Env) for the process provider.
+type VersionSpec struct {
+	// Image is the container image (docker).
+	Image string `yaml:"image" json:"image,omitempty"`
+	// Command is the program (process): a path, or a name looked up in PATH.
+	Command string `yaml:"command" json:"command,omitempty"`
+	// Args are the arguments; nil means machines.DefaultArgs (the linter's
+	// -language, -version, -addr). {addr}, {port}, {language} and {version}
+	// are replaced.
+	Args []string `yaml:"args" json:"args,omitempty"`
+	// Env is added to the machine's environment.
+	Env map[string]string `yaml:"env" json:"env,omitempty"`
+}
+
+// AutoConfig configures the automatic mode (see AutoOptions). Error rates
+// come from the balancer's request counter (DefaultRequestsMetric) scraped
+// from MetricsURL.
+type AutoConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// MetricsURL is the balancer's Prometheus endpoint,
+	// "http://127.0.0.1:8080/metrics". Required when Enabled.
+	MetricsURL string `yaml:"metrics_url"`
+	// StepAfter is how long a step must run before it is judged.
+	StepAfter time.Duration `yaml:"step_after"`
+	// MaxErrorRate is the highest acceptable error rate of the new version,
+	// a fraction in [0, 1].
+	MaxErrorRate float64 `yaml:"max_error_rate"`
+}
+
+// LoadConfig reads and validates the configuration file at path.
+func LoadConfig(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	c, err := ParseConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig decodes (YAML or JSON) and validates a configuration.
+// Unknown fields are errors, so a misspelt setting does not go unnoticed.
+func ParseConfig(data []byte) (*Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: the file is empty", ErrInvalidConfig)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks the configuration; every error wraps ErrInvalidConfig
+// and names the setting.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+	}
+	for name, d := range map[string]time.Duration{
+		"start_timeout": c.StartTimeout, "remove_timeout": c.RemoveTimeout,
+		"health.interval": c.Health.Interval, "health.timeout": c.Health.Timeout,
+		"auto.step_after": c.Auto.StepAfter,
+	} {
+		if d < 0 {
+			bad("%s is negative (%s)", name, d)
+		}
+	}
+	if c.Health.Threshold < 0 {
+		bad("health.threshold is negative (%d)", c.Health.Threshold)
+	}
+	if len(c.UpdateSteps) > 0 {
+		if err := ValidateSteps(c.UpdateSteps); err != nil {
+			errs = append(errs, fmt.Errorf("update_steps: %w", err))
+		}
+	}
+	if c.Balancer.RatioTotal < 0 {
+		bad("balancer.ratio_total is negative (%d)", c.Balancer.RatioTotal)
+	}
+	if c.Balancer.Address != "" && !strings.HasPrefix(c.Balancer.Address, "http://") && !strings.HasPrefix(c.Balancer.Address, "https://") {
+		bad("balancer.address %q must be an http:// or https:// URL", c.Balancer.Address)
+	}
+	if c.Balancer.Address != "" && c.Balancer.Secret == "" {
+		bad("balancer.secret is required with balancer.address")
+	}
+	if c.Auto.Enabled && c.Auto.MetricsURL == "" {
+		bad("auto.metrics_url (the balancer's /metrics) is required with auto.enabled")
+	}
+	if c.Auto.MaxErrorRate < 0 || c.Auto.MaxErrorRate > 1 {
+		bad("auto.max_error_rate %v must be a fraction in [0, 1]", c.Auto.MaxErrorRate)
+	}
+	if len(c.Languages) == 0 {
+		bad("no languages: set languages.<name>.version and .versions")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Languages)) {
+		if err := c.Languages[name].validate(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (l LanguageConfig) validate(name string) error {
+	if name == "" || strings.ContainsAny(name, "/ \t\n") {
+		return fmt.Errorf("%w: language name %q is empty or has a slash or space", ErrInvalidConfig, name)
+	}
+	if len(l.Versions) == 0 {
+		return fmt.Errorf("%w: languages.%s.versions is empty", ErrInvalidConfig, name)
+	}
+	if l.Version == "" {
+		return fmt.Errorf("%w: languages.%s.version (the version to run before any update) is empty", ErrInvalidConfig, name)
+	}
+	if _, ok := l.Versions[l.Version]; !ok {
+		return fmt.Errorf("%w: languages.%s.version %q is not one of its versions (%s)", ErrInvalidConfig, name, l.Version,
+			strings.Join(slices.Sorted(maps.Keys(l.Versions)), ", "))
+	}
+	for _, v := range slices.Sorted(maps.Keys(l.Versions)) {
+		s := l.Versions[v]
+		if v == "" {
+			return fmt.Errorf("%w: languages.%s has an empty version name", ErrInvalidConfig, name)
+		}
+		if s.Image == "" && s.Command == "" {
+			return fmt.Errorf("%w: languages.%s.versions.%s needs an image (docker) or a command (process)", ErrInvalidConfig, name, v)
+		}
+	}
+	return nil
+}
+
+// RequireRunnable checks that every version has what the named provider
+// needs: an image for "docker", a command for "process".
+func (c *Config) RequireRunnable(provider string) error {
+	for _, name := range slices.Sorted(maps.Keys(c.Languages)) {
+		for _, v := range slices.Sorted(maps.Keys(c.Languages[name].Versions)) {
+			s := c.Languages[name].Versions[v]
+			switch {
+			case provider == "docker" && s.Image == "":
+				return fmt.Errorf("%w: languages.%s.versions.%s has no image; -provider docker needs one", ErrInvalidConfig, name, v)
+			case provider == "process" && s.Command == "":
+				return fmt.Errorf("%w: languages.%s.versions.%s has no command; -provider process needs one", ErrInvalidConfig, name, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Options returns the Manager options the configuration describes. The
+// Auto options are set only when enabled, with a source scraping
+// auto.metrics_url.
+func (c *Config) Options() Options {
+	o := Options{
+		Steps:            slices.Clone(c.UpdateSteps),
+		StartTimeout:     c.StartTimeout,
+		RemoveTimeout:    c.RemoveTimeout,
+		HealthInterval:   c.Health.Interval,
+		HealthTimeout:    c.Health.Timeout,
+		HealthThreshold:  c.Health.Threshold,
+		ReplaceUnhealthy: c.ReplaceUnhealthy,
+		StateFile:        c.StateFile,
+		RatioTotal:       c.Balancer.RatioTotal,
+		Languages:        make(map[string]Language, len(c.Languages)),
+	}
+	for name, l := range c.Languages {
+		o.Languages[name] = Language{Version: l.Version, Versions: maps.Clone(l.Versions)}
+	}
+	if c.Auto.Enabled {
+		o.Auto = &AutoOptions{
+			Source:       NewCounterErrorRates(NewScrapeGatherer(c.Auto.MetricsURL, nil), CounterOptions{}),
+			StepAfter:    c.Auto.StepAfter,
+			MaxErrorRate: c.Auto.MaxErrorRate,
+		}
+	}
+	return o
+}

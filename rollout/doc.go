@@ -1,0 +1,67 @@
+// Package rollout is fleetkit's machine manager: it creates and removes the
+// machines of a linter fleet through a machines.Provider, rolls a new
+// version out step by step (the seed's gradual update: 1, 5, 10, 50, 100
+// percent by default), and keeps a Router — the load balancer, in-process
+// or remote — in step with the machines and the traffic ratio.
+//
+// # The model
+//
+// Each configured language has a Phase: the current version and, during an
+// update, the target version and a step index. InitUpdate, Update and
+// Rollback move the phase (Rollback from the first step cancels the update;
+// right after an update completes it undoes the last step) and persist it
+// in a small JSON state file, written atomically. At step p of N live
+// machines, MachineSplit gives ceil(N·p/100) machines to the new version but
+// keeps one old machine while p < 100 and N > 1; Ratio gives the router the
+// weights {old: total-p', new: p'}.
+//
+// The Manager reconciles level-based: every pass lists the provider's
+// machines (found by the LabelOwner label, so a restarted manager finds
+// what it created), folds in health, and converges machines and router to
+// the phase. Machines move surge-first — create a machine of the short
+// version, wait until it answers /health, add it to the router, take a
+// surplus machine out of the router, remove it — so capacity never drops.
+// Forward the ratio moves after the machines; after a rollback it moves
+// before them. A machine that fails its health check (machines/health) or
+// exits is unhealthy for good: out of the router, kept in Status (or, with
+// ReplaceUnhealthy, replaced). A Router that is also a BackendLister has
+// the backends of dead machines from an earlier run pruned. An optional
+// automatic mode (AutoOptions) advances a step or aborts the update from the
+// new version's error rate (an ErrorRateSource; CounterErrorRates reads the
+// balancer's request counter). Metrics go to an injected Registerer.
+//
+// Handler serves the wire contract's machine manager API (/create,
+// /remove, /delete, /init-update, /update, /rollback, /status) and an HTML
+// status page at /. Config is the YAML or JSON file the service reads.
+//
+// # Concurrency
+//
+// A Manager is safe for concurrent use. Operations on one language are
+// serialized (a /create during an update waits for the step to finish and
+// then gets the version that is short); languages proceed in parallel.
+// Operations block on I/O while machines start (bounded by StartTimeout)
+// and honour ctx. Run owns the background work (health checks, exit
+// events, retries, periodic resync, automatic mode) and must run for the
+// manager to notice failures; it returns when its ctx is done.
+//
+// # Usage
+//
+//	provider, _ := process.New(process.Options{})
+//	router, _ := balancer.NewClient("http://127.0.0.1:8080", secret, balancer.ClientOptions{})
+//	mgr, err := rollout.New(provider, router, rollout.Options{
+//		Languages: map[string]rollout.Language{"python": {
+//			Version: "1.0",
+//			Versions: map[string]rollout.VersionSpec{
+//				"1.0": {Command: "linter"}, "2.0": {Command: "linter"},
+//			},
+//		}},
+//		IsNotFound: func(err error) bool { return errors.Is(err, balancer.ErrUnknownBackend) },
+//	})
+//	if err != nil { ... }
+//	go mgr.Run(ctx)
+//	http.Handle("/", rollout.NewHandler(mgr, rollout.HandlerOptions{}))
+//
+//	_, _ = mgr.Create(ctx, "python")               // a 1.0 machine
+//	_ = mgr.InitUpdate(ctx, "python", "2.0")       // step 1: 1% of traffic to 2.0
+//	_ = mgr.Update(ctx, "python")                  // step 2: 5%
+package rollout

@@ -1,0 +1,587 @@
+package rollout
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/health"
+)
+
+// Router is the part of a load balancer the Manager drives: the backends
+// of each language and the traffic ratio between versions. The in-process
+// *balancer.Balancer and the remote *balancer.Client both satisfy it.
+//
+// Implementations must be safe for concurrent use; the methods may block
+// on network I/O and must honour ctx.
+type Router interface {
+	// AddBackend adds uri ("http://127.0.0.1:34567") to lang under version.
+	// Adding it twice is not an error.
+	AddBackend(ctx context.Context, lang, version, uri string) error
+	// RemoveBackend removes uri; a uri the router does not hold is an
+	// error (see Options.IsNotFound).
+	RemoveBackend(ctx context.Context, uri string) error
+	// SetRatio sets lang's version weights; they sum to the router's total.
+	SetRatio(ctx context.Context, lang string, ratio map[string]int) error
+}
+
+// BackendLister is implemented by Routers that can list the backends they
+// hold. With one, every reconcile also removes the backends of the
+// language that match no live machine of the manager (left behind by a
+// previous run whose machines are gone, or added by hand): for its
+// languages the manager owns the router's view. It may block on I/O.
+type BackendLister interface {
+	// Backends returns the URIs of lang's backends, all versions.
+	Backends(ctx context.Context, lang string) ([]string, error)
+}
+
+// Defaults used when an Options field is zero.
+const (
+	// DefaultStartTimeout bounds the creation of a machine until healthy.
+	DefaultStartTimeout = 30 * time.Second
+	// DefaultRemoveTimeout bounds the removal of a machine.
+	DefaultRemoveTimeout = 10 * time.Second
+	// DefaultResyncInterval is how often Run reconciles every language
+	// even when nothing woke it up.
+	DefaultResyncInterval = 30 * time.Second
+	// DefaultName is the owner label value of the manager's machines.
+	DefaultName = "machine-manager"
+	// LabelOwner is the machine label naming the Manager that created it
+	// (Options.Name); a restarted manager finds its machines by it.
+	LabelOwner = "fleetkit-rollout-owner"
+	// HealthPath is the machines' health endpoint (the wire contract).
+	HealthPath = "/health"
+)
+
+// Language is one language of the fleet.
+type Language struct {
+	// Version is what machines run before any update; a saved state takes
+	// precedence.
+	Version string
+	// Versions maps each version that may run to how to run it.
+	Versions map[string]VersionSpec
+}
+
+// Options configure a Manager. Languages is required; every other zero
+// field means its documented default.
+type Options struct {
+	// Languages of the fleet. Required.
+	Languages map[string]Language
+	// Steps are the new version's percentages during an update; nil means
+	// DefaultSteps. See ValidateSteps.
+	Steps []int
+	// StartTimeout bounds a machine's creation until it answers /health;
+	// 0 means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// RemoveTimeout bounds a machine's removal; 0 means DefaultRemoveTimeout.
+	RemoveTimeout time.Duration
+	// HealthInterval, HealthTimeout and HealthThreshold tune the health
+	// checker; 0 means the machines/health defaults (5s, 2s, 1 failure).
+	HealthInterval  time.Duration
+	HealthTimeout   time.Duration
+	HealthThreshold int
+	// ReplaceUnhealthy removes a machine that became unhealthy and creates
+	// a replacement (of the version that is short). Off by default: an
+	// unhealthy machine is only taken out of the router and kept in Status.
+	ReplaceUnhealthy bool
+	// StateFile keeps the rollout phases across restarts; "" keeps them in
+	// memory only.
+	StateFile string
+	// RatioTotal is the sum of the weights the Router wants; 0 means
+	// DefaultRatioTotal.
+	RatioTotal int
+	// Name is the value of LabelOwner on the machines this manager
+	// creates; "" means DefaultName. Machines with another owner are
+	// ignored, so several managers can share a provider.
+	Name string
+	// ResyncInterval is how often Run reconciles each language without
+	// being woken; 0 means DefaultResyncInterval.
+	ResyncInterval time.Duration
+	// IsNotFound reports whether an error of Router.RemoveBackend means
+	// the router did not hold the uri (which counts as removed). nil means
+	// no error does: wire errors.Is(err, balancer.ErrUnknownBackend).
+	IsNotFound func(error) bool
+	// Auto enables the automatic mode; nil leaves it off.
+	Auto *AutoOptions
+	// Registerer receives the manager's metrics (fleetkit_rollout_:
+	// machines, step_percent, transitions_total, reconcile_errors_total,
+	// machine_create_seconds); nil means no metrics.
+	Registerer prometheus.Registerer
+	// Logger receives what the manager does; nil discards it.
+	Logger *slog.Logger
+	// Now returns the time; nil means time.Now (tests set it).
+	Now func() time.Time
+}
+
+// Manager is the machine manager: it creates and removes machines through
+// a machines.Provider, rolls new versions out step by step, and keeps a
+// Router (the balancer) in step with the machines.
+//
+// A Manager is safe for concurrent use. Operations on one language (Create,
+// Remove, InitUpdate, Update, Rollback, Reconcile) are serialized; different
+// languages proceed in parallel. Every operation may block on I/O for as
+// long as machines take to start (bounded by StartTimeout) and honours ctx.
+// Run must be running for health checks, exit events, retries and the
+// automatic mode; the operations work without it.
+type Manager struct {
+	provider machines.Provider
+	router   Router
+	checker  *health.Checker
+	metrics  *metrics // nil without a Registerer
+	opts     Options
+	log      *slog.Logger
+	langs    map[string]*lang // fixed at New
+
+	// saveMu serializes writes of the state file.
+	saveMu sync.Mutex
+
+	// mu guards phases, backward, dead, routed, ratios and owners.
+	mu       sync.Mutex
+	phases   map[string]Phase
+	backward map[string]bool           // language → last transition moved back
+	dead     map[string]*deadInfo      // machine ID → why it is unhealthy
+	routed   map[string]string         // machine ID → URI added to the router
+	ratios   map[string]map[string]int // language → ratio last set
+	owners   map[string]string         // machine ID → language, for events
+}
+
+// deadInfo records an unhealthy machine.
+type deadInfo struct {
+	why string
+	// out says the machine has been taken out of the router (or found not
+	// to be in it).
+	out bool
+}
+
+// lang is the per-language part of a Manager.
+type lang struct {
+	name string
+	spec Language
+	// mu serializes every operation and reconcile of the language.
+	mu   sync.Mutex
+	kick chan struct{}
+}
+
+// New returns a Manager over provider and router. It validates opts and
+// loads the state file; it does not touch machines or the router until an
+// operation, Sync or Run.
+func New(provider machines.Provider, router Router, opts Options) (*Manager, error) {
+	if provider == nil || router == nil {
+		return nil, fmt.Errorf("%w: New needs a provider and a router", ErrInvalidConfig)
+	}
+	if err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		provider: provider,
+		router:   router,
+		opts:     opts,
+		log:      opts.Logger,
+		langs:    make(map[string]*lang, len(opts.Languages)),
+		phases:   make(map[string]Phase, len(opts.Languages)),
+		backward: map[string]bool{},
+		dead:     map[string]*deadInfo{},
+		routed:   map[string]string{},
+		ratios:   map[string]map[string]int{},
+		owners:   map[string]string{},
+	}
+	var err error
+	m.checker, err = health.New(health.Options{
+		Interval:         opts.HealthInterval,
+		Timeout:          opts.HealthTimeout,
+		FailureThreshold: opts.HealthThreshold,
+		Path:             HealthPath,
+		Notify:           m.onHealth,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	if opts.Registerer != nil {
+		if m.metrics, err = newMetrics(opts.Registerer, m); err != nil {
+			return nil, err
+		}
+	}
+	for name, l := range opts.Languages {
+		m.langs[name] = &lang{name: name, spec: l, kick: make(chan struct{}, 1)}
+		m.phases[name] = Phase{Current: l.Version}
+	}
+	if opts.StateFile != "" {
+		saved, err := LoadState(opts.StateFile)
+		if err != nil {
+			return nil, err
+		}
+		for name, p := range saved {
+			l, ok := m.langs[name]
+			if !ok {
+				m.log.Warn("state file names a language the configuration does not; ignoring it", "lang", name)
+				continue
+			}
+			for _, v := range []string{p.Current, p.Target} {
+				if _, ok := l.spec.Versions[v]; v != "" && !ok {
+					return nil, fmt.Errorf("%w: state file %s: %s is at version %q, which the configuration does not define",
+						ErrInvalidConfig, opts.StateFile, name, v)
+				}
+			}
+			if p.Current == "" || (p.Updating() && (p.Step < 0 || p.Step >= len(opts.Steps)-1)) {
+				return nil, fmt.Errorf("%w: state file %s: %s has step %d, outside the %d configured steps",
+					ErrInvalidConfig, opts.StateFile, name, p.Step+1, len(opts.Steps))
+			}
+			m.phases[name] = p
+		}
+	}
+	return m, nil
+}
+
+func (o *Options) normalize() error {
+	if len(o.Languages) == 0 {
+		return fmt.Errorf("%w: no languages", ErrInvalidConfig)
+	}
+	for name, l := range o.Languages {
+		if err := LanguageConfig(l).validate(name); err != nil {
+			return err
+		}
+	}
+	if o.Steps == nil {
+		o.Steps = DefaultSteps()
+	}
+	o.Steps = slices.Clone(o.Steps)
+	if err := ValidateSteps(o.Steps); err != nil {
+		return err
+	}
+	if o.StartTimeout < 0 || o.RemoveTimeout < 0 || o.ResyncInterval < 0 || o.RatioTotal < 0 {
+		return fmt.Errorf("%w: negative timeout, interval or ratio total", ErrInvalidConfig)
+	}
+	o.StartTimeout = cmp.Or(o.StartTimeout, DefaultStartTimeout)
+	o.RemoveTimeout = cmp.Or(o.RemoveTimeout, DefaultRemoveTimeout)
+	o.ResyncInterval = cmp.Or(o.ResyncInterval, DefaultResyncInterval)
+	o.RatioTotal = cmp.Or(o.RatioTotal, DefaultRatioTotal)
+	o.Name = cmp.Or(o.Name, DefaultName)
+	if o.IsNotFound == nil {
+		o.IsNotFound = func(error) bool { return false }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Auto != nil {
+		if err := o.Auto.normalize(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Steps returns the configured update steps.
+func (m *Manager) Steps() []int { return slices.Clone(m.opts.Steps) }
+
+// Languages returns the configured languages, sorted.
+func (m *Manager) Languages() []string { return slices.Sorted(maps.Keys(m.langs)) }
+
+// Phase returns the rollout phase of lang.
+func (m *Manager) Phase(lang string) (Phase, error) {
+	if _, err := m.lang(lang); err != nil {
+		return Phase{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.phases[lang], nil
+}
+
+func (m *Manager) lang(name string) (*lang, error) {
+	if name == "" {
+		return nil, fmt.Errorf("%w: lang is empty", ErrInvalidRequest)
+	}
+	l, ok := m.langs[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (configured: %v)", ErrUnknownLanguage, name, m.Languages())
+	}
+	return l, nil
+}
+
+// Create creates one machine of lang, of the version whose count is short
+// at the current phase, waits until it answers /health, and adds it to the
+// router. It returns the machine.
+func (m *Manager) Create(ctx context.Context, lang string) (machines.Machine, error) {
+	l, err := m.lang(lang)
+	if err != nil {
+		return machines.Machine{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a, err := m.observe(ctx, l)
+	if err != nil {
+		return machines.Machine{}, err
+	}
+	old, new, p := m.versions(lang)
+	_, newWant := MachineSplit(len(a.live)+1, p)
+	version := old
+	if new != "" && len(a.byVersion[new]) < newWant {
+		version = new
+	}
+	mc, err := m.createLocked(ctx, l, version)
+	if err != nil {
+		return machines.Machine{}, err
+	}
+	if err := m.setRatio(ctx, lang, false); err != nil {
+		return mc, err
+	}
+	return mc, nil
+}
+
+// Remove takes the machine at addr ("127.0.0.1:34567") out of the router
+// and removes it. ErrUnknownMachine when the manager owns no machine there.
+// The language is reconciled afterwards (in Run), so the split of versions
+// is kept.
+func (m *Manager) Remove(ctx context.Context, addr string) error {
+	if addr == "" {
+		return fmt.Errorf("%w: ip is empty", ErrInvalidRequest)
+	}
+	mc, err := m.find(ctx, addr)
+	if err != nil {
+		return err
+	}
+	l, err := m.lang(mc.Language)
+	if err != nil {
+		return fmt.Errorf("%w: %s runs language %q, which is not configured", ErrUnknownMachine, addr, mc.Language)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if mc, err = m.find(ctx, addr); err != nil { // it may have gone meanwhile
+		return err
+	}
+	if err := m.retire(ctx, mc); err != nil {
+		return err
+	}
+	m.Kick(l.name)
+	return nil
+}
+
+// find returns the owned machine at addr.
+func (m *Manager) find(ctx context.Context, addr string) (machines.Machine, error) {
+	all, err := m.list(ctx)
+	if err != nil {
+		return machines.Machine{}, err
+	}
+	// A port may be reused: prefer the machine that serves at addr over an
+	// exited or unhealthy one that once did.
+	var found *machines.Machine
+	for i, mc := range all {
+		if mc.Address != addr {
+			continue
+		}
+		if found == nil || (mc.State == machines.StateRunning && !m.isDead(mc.ID)) {
+			found = &all[i]
+		}
+	}
+	if found == nil {
+		return machines.Machine{}, fmt.Errorf("%w: %s", ErrUnknownMachine, addr)
+	}
+	return *found, nil
+}
+
+// InitUpdate starts the update of lang to version at the first step and
+// converges machines and router to it.
+func (m *Manager) InitUpdate(ctx context.Context, lang, version string) error {
+	l, err := m.lang(lang)
+	if err != nil {
+		return err
+	}
+	if _, ok := l.spec.Versions[version]; !ok && version != "" {
+		return fmt.Errorf("%w: %s has no version %q (configured: %v)", ErrUnknownVersion, lang, version,
+			slices.Sorted(maps.Keys(l.spec.Versions)))
+	}
+	return m.transition(ctx, l, "init", func(p Phase) (Phase, error) { return p.InitUpdate(version, m.opts.Steps, m.opts.Now()) })
+}
+
+// Update moves lang's update to the next step and converges to it;
+// ErrLastStep at the last step, ErrNoUpdate when none is in progress.
+func (m *Manager) Update(ctx context.Context, lang string) error {
+	l, err := m.lang(lang)
+	if err != nil {
+		return err
+	}
+	return m.transition(ctx, l, "update", func(p Phase) (Phase, error) { return p.Update(m.opts.Steps, m.opts.Now()) })
+}
+
+// Rollback moves lang's update back one step (traffic first, machines
+// second); from the first step it cancels the update. Right after an update
+// completed it undoes its last step.
+func (m *Manager) Rollback(ctx context.Context, lang string) error {
+	l, err := m.lang(lang)
+	if err != nil {
+		return err
+	}
+	return m.transition(ctx, l, "rollback", func(p Phase) (Phase, error) { return p.Rollback(m.opts.Steps, m.opts.Now()) })
+}
+
+// Abort cancels lang's update at once: every machine goes back to the
+// current version, traffic first. ErrNoUpdate when none is in progress.
+func (m *Manager) Abort(ctx context.Context, lang string) error {
+	l, err := m.lang(lang)
+	if err != nil {
+		return err
+	}
+	return m.transition(ctx, l, "abort", func(p Phase) (Phase, error) {
+		if !p.Updating() {
+			return p, ErrNoUpdate
+		}
+		return Phase{Current: p.Current, Changed: m.opts.Now()}, nil
+	})
+}
+
+// transition applies f to lang's phase, saves the result and reconciles.
+// The new phase stands even when reconciling fails: Run retries. kind is
+// init, update, rollback or abort; the last two move back, so traffic moves
+// before machines.
+func (m *Manager) transition(ctx context.Context, l *lang, kind string, f func(Phase) (Phase, error)) error {
+	backward := kind == "rollback" || kind == "abort"
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m.mu.Lock()
+	cur := m.phases[l.name]
+	m.mu.Unlock()
+	next, err := f(cur)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.name, err)
+	}
+	if err := m.save(l.name, next); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.backward[l.name] = backward
+	m.mu.Unlock()
+	if m.metrics != nil {
+		m.metrics.transitions.WithLabelValues(l.name, kind).Inc()
+	}
+	m.log.Info("rollout phase changed", "lang", l.name, "from", describe(cur, m.opts.Steps), "to", describe(next, m.opts.Steps))
+	if err := m.reconcileLocked(ctx, l); err != nil {
+		m.Kick(l.name)
+		return fmt.Errorf("%s: phase changed to %s, but converging failed (will retry): %w", l.name, describe(next, m.opts.Steps), err)
+	}
+	return nil
+}
+
+// save records lang's phase and writes the state file.
+func (m *Manager) save(lang string, p Phase) error {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	m.mu.Lock()
+	all := maps.Clone(m.phases)
+	m.mu.Unlock()
+	all[lang] = p
+	if m.opts.StateFile != "" {
+		if err := SaveState(m.opts.StateFile, all); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	m.phases[lang] = p
+	m.mu.Unlock()
+	return nil
+}
+
+// versions returns lang's old and new version and the new one's percent.
+func (m *Manager) versions(lang string) (old, new string, p int) {
+	m.mu.Lock()
+	ph := m.phases[lang]
+	m.mu.Unlock()
+	return ph.Current, ph.Target, ph.Percent(m.opts.Steps)
+}
+
+// describe formats a phase for logs and errors.
+func describe(p Phase, steps []int) string {
+	switch {
+	case p.Updating():
+		return fmt.Sprintf("%s → %s at step %d/%d (%d%%)", p.Current, p.Target, p.Step+1, len(steps), steps[p.Step])
+	case p.Previous != "":
+		return fmt.Sprintf("%s (update from %s complete)", p.Current, p.Previous)
+	}
+	return p.Current
+}
+
+// list returns the machines this manager owns, oldest first.
+func (m *Manager) list(ctx context.Context) ([]machines.Machine, error) {
+	all, err := m.provider.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: listing machines: %w", ErrMachines, err)
+	}
+	return slices.DeleteFunc(all, func(mc machines.Machine) bool { return mc.Labels[LabelOwner] != m.opts.Name }), nil
+}
+
+// spec returns the machines.Spec of lang at version.
+func (m *Manager) spec(l *lang, version string) (machines.Spec, error) {
+	vs, ok := l.spec.Versions[version]
+	if !ok {
+		return machines.Spec{}, fmt.Errorf("%w: %s has no version %q", ErrUnknownVersion, l.name, version)
+	}
+	return machines.Spec{
+		Language:     l.name,
+		Version:      version,
+		Image:        vs.Image,
+		Command:      vs.Command,
+		Args:         slices.Clone(vs.Args),
+		Env:          maps.Clone(vs.Env),
+		Labels:       map[string]string{LabelOwner: m.opts.Name},
+		StartTimeout: m.opts.StartTimeout,
+		HealthPath:   HealthPath,
+	}, nil
+}
+
+// Kick wakes Run's reconciler of lang; it never blocks.
+func (m *Manager) Kick(lang string) {
+	if l, ok := m.langs[lang]; ok {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// onHealth is the checker's Notify: a machine that turned unhealthy is
+// recorded and its language reconciled (taken out of the router).
+func (m *Manager) onHealth(ev health.Event) {
+	if !ev.Changed || ev.State != health.Unhealthy {
+		return
+	}
+	m.markDead(ev.Target.ID, fmt.Sprintf("health check failed: %v", ev.LastErr))
+}
+
+// onExit handles a provider exit event.
+func (m *Manager) onExit(ev machines.Event) {
+	m.markDead(ev.Machine.ID, fmt.Sprintf("exited: %v", ev.Err))
+}
+
+func (m *Manager) markDead(id, why string) {
+	m.mu.Lock()
+	lang, ok := m.owners[id]
+	m.mu.Unlock()
+	if ok && m.setDead(id, why) {
+		m.Kick(lang)
+	}
+}
+
+// setDead records that machine id is unhealthy for good; it reports
+// whether this is news.
+func (m *Manager) setDead(id, why string) bool {
+	m.mu.Lock()
+	_, already := m.dead[id]
+	if !already {
+		m.dead[id] = &deadInfo{why: why}
+	}
+	lang := m.owners[id]
+	m.mu.Unlock()
+	if !already {
+		m.log.Warn("machine unhealthy", "id", id, "lang", lang, "reason", why)
+	}
+	return !already
+}

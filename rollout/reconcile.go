@@ -1,0 +1,497 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/health"
+)
+
+// actual is what observe found of one language.
+type actual struct {
+	// live are the machines that serve: running and not unhealthy, oldest
+	// first.
+	live []machines.Machine
+	// dead are the machines that exited or failed a health check.
+	dead []machines.Machine
+	// byVersion groups live by version.
+	byVersion map[string][]machines.Machine
+}
+
+// observe reads lang's machines from the provider and classifies them. A
+// machine seen for the first time (a new one, or one a previous manager
+// created) starts being health-checked.
+func (m *Manager) observe(ctx context.Context, l *lang) (actual, error) {
+	all, err := m.list(ctx)
+	if err != nil {
+		return actual{}, err
+	}
+	a := actual{byVersion: map[string][]machines.Machine{}}
+	present := map[string]bool{}
+	for _, mc := range all {
+		if mc.Language != l.name {
+			continue
+		}
+		present[mc.ID] = true
+		m.track(mc)
+		if mc.State != machines.StateRunning {
+			m.setDead(mc.ID, "not running ("+string(mc.State)+")")
+		}
+		if m.isDead(mc.ID) {
+			a.dead = append(a.dead, mc)
+			continue
+		}
+		a.live = append(a.live, mc)
+		a.byVersion[mc.Version] = append(a.byVersion[mc.Version], mc)
+	}
+	if err := m.forgetGone(ctx, l.name, present); err != nil {
+		return actual{}, err
+	}
+	return a, nil
+}
+
+// forgetGone takes the machines of lang that vanished from the provider
+// without the manager removing them (removed by hand, a container deleted)
+// out of the router, and stops tracking them.
+func (m *Manager) forgetGone(ctx context.Context, lang string, present map[string]bool) error {
+	type gone struct{ id, uri string }
+	var gs []gone
+	m.mu.Lock()
+	for id, owner := range m.owners {
+		if owner == lang && !present[id] {
+			gs = append(gs, gone{id: id, uri: m.routed[id]})
+		}
+	}
+	m.mu.Unlock()
+	for _, g := range gs {
+		if g.uri != "" {
+			if err := m.router.RemoveBackend(ctx, g.uri); err != nil && !m.opts.IsNotFound(err) {
+				return fmt.Errorf("%w: removing vanished machine %s from the router: %w", ErrRouter, g.uri, err)
+			}
+		}
+		m.checker.Remove(g.id)
+		m.mu.Lock()
+		delete(m.owners, g.id)
+		delete(m.routed, g.id)
+		delete(m.dead, g.id)
+		m.mu.Unlock()
+		m.log.Warn("machine vanished from the provider; forgotten", "lang", lang, "id", g.id, "uri", g.uri)
+	}
+	return nil
+}
+
+// track records mc's language and health-checks it.
+func (m *Manager) track(mc machines.Machine) {
+	m.mu.Lock()
+	m.owners[mc.ID] = mc.Language
+	m.mu.Unlock()
+	if _, ok := m.checker.Status(mc.ID); !ok && mc.State == machines.StateRunning && mc.Address != "" {
+		m.checker.Add(health.Target{ID: mc.ID, Address: mc.Address})
+	}
+}
+
+func (m *Manager) isDead(id string) bool {
+	m.mu.Lock()
+	_, dead := m.dead[id]
+	m.mu.Unlock()
+	if dead {
+		return true
+	}
+	if st, ok := m.checker.Status(id); ok && st.State == health.Unhealthy {
+		m.setDead(id, fmt.Sprintf("health check failed: %v", st.LastErr))
+		return true
+	}
+	return false
+}
+
+// Reconcile converges lang's machines and the router to lang's phase.
+func (m *Manager) Reconcile(ctx context.Context, lang string) error {
+	l, err := m.lang(lang)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return m.reconcileLocked(ctx, l)
+}
+
+// Sync reconciles every language and sets every ratio again, even one the
+// manager believes set: it re-syncs a router that restarted or a manager
+// that did.
+func (m *Manager) Sync(ctx context.Context) error {
+	var errs []error
+	for _, name := range m.Languages() {
+		m.mu.Lock()
+		delete(m.ratios, name)
+		m.mu.Unlock()
+		if err := m.Reconcile(ctx, name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reconcileLocked is one level-based pass over lang; l.mu is held.
+//
+//  1. Unhealthy machines leave the router (and, with ReplaceUnhealthy, are
+//     removed and counted for replacement).
+//  2. Live machines not in the router are added (a restarted manager).
+//  3. The desired split of the N live machines at the phase's percent is
+//     computed; surplus machines (other versions first, then the oldest of
+//     a version with too many) are replaced one at a time by machines of
+//     the version that is short: create, wait until healthy, add to the
+//     router, take the surplus one out of the router, remove it. Capacity
+//     never drops.
+//  4. The ratio is set after the machines when moving forward, before
+//     them when the last transition moved back.
+func (m *Manager) reconcileLocked(ctx context.Context, l *lang) error {
+	a, err := m.observe(ctx, l)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	replace := 0
+	for _, mc := range a.dead {
+		if err := m.unrouteDead(ctx, mc); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if m.opts.ReplaceUnhealthy {
+			if err := m.removeMachine(ctx, mc); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			replace++
+		}
+	}
+	for _, mc := range a.live {
+		if !m.isRouted(mc.ID) {
+			if err := m.route(ctx, mc); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if err := m.pruneRouter(ctx, l.name, a.live); err != nil {
+		return err
+	}
+
+	old, new, p := m.versions(l.name)
+	oldWant, newWant := MachineSplit(len(a.live)+replace, p)
+	oldHave := a.byVersion[old]
+	var newHave []machines.Machine
+	if new != "" {
+		newHave = a.byVersion[new]
+	}
+	var surplus []machines.Machine
+	for _, v := range slices.Sorted(maps.Keys(a.byVersion)) {
+		if v != old && v != new {
+			surplus = append(surplus, a.byVersion[v]...)
+		}
+	}
+	if n := len(oldHave) - oldWant; n > 0 {
+		surplus = append(surplus, oldHave[:n]...)
+	}
+	if n := len(newHave) - newWant; n > 0 {
+		surplus = append(surplus, newHave[:n]...)
+	}
+	var create []string
+	for range newWant - len(newHave) {
+		create = append(create, new)
+	}
+	for range oldWant - len(oldHave) {
+		create = append(create, old)
+	}
+
+	m.mu.Lock()
+	trafficFirst := m.backward[l.name]
+	m.mu.Unlock()
+	if trafficFirst {
+		if err := m.setRatio(ctx, l.name, false); err != nil {
+			return err
+		}
+	}
+	for i := range max(len(create), len(surplus)) {
+		if i < len(create) {
+			if _, err := m.createLocked(ctx, l, create[i]); err != nil {
+				return err
+			}
+		}
+		if i < len(surplus) {
+			if err := m.retire(ctx, surplus[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return m.setRatio(ctx, l.name, false)
+}
+
+// pruneRouter removes lang's backends that are not live machines, when
+// the router can list them.
+func (m *Manager) pruneRouter(ctx context.Context, lang string, live []machines.Machine) error {
+	bl, ok := m.router.(BackendLister)
+	if !ok {
+		return nil
+	}
+	uris, err := bl.Backends(ctx, lang)
+	if err != nil {
+		return fmt.Errorf("%w: listing the backends of %s: %w", ErrRouter, lang, err)
+	}
+	keep := map[string]bool{}
+	for _, mc := range live {
+		keep[mc.URL()] = true
+	}
+	for _, u := range uris {
+		if keep[u] {
+			continue
+		}
+		if err := m.router.RemoveBackend(ctx, u); err != nil && !m.opts.IsNotFound(err) {
+			return fmt.Errorf("%w: removing stale backend %s: %w", ErrRouter, u, err)
+		}
+		m.log.Info("stale backend removed from the router", "lang", lang, "uri", u)
+	}
+	return nil
+}
+
+// createLocked creates a machine of version, waits until it answers
+// /health, and adds it to the router; on failure nothing is left behind.
+func (m *Manager) createLocked(ctx context.Context, l *lang, version string) (machines.Machine, error) {
+	spec, err := m.spec(l, version)
+	if err != nil {
+		return machines.Machine{}, err
+	}
+	start := time.Now()
+	mc, err := m.provider.Create(ctx, spec)
+	if err != nil {
+		return machines.Machine{}, fmt.Errorf("%w: creating a %s %s machine: %w", ErrMachines, l.name, version, err)
+	}
+	m.track(mc)
+	if err := m.route(ctx, mc); err != nil {
+		if rerr := m.removeMachine(context.WithoutCancel(ctx), mc); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return machines.Machine{}, err
+	}
+	took := time.Since(start)
+	if m.metrics != nil {
+		m.metrics.createTime.WithLabelValues(l.name).Observe(took.Seconds())
+	}
+	m.log.Info("machine created", "lang", l.name, "version", version, "id", mc.ID, "addr", mc.Address,
+		"took", took.Round(time.Millisecond))
+	return mc, nil
+}
+
+// retire takes mc out of the router, then removes it.
+func (m *Manager) retire(ctx context.Context, mc machines.Machine) error {
+	if err := m.unroute(ctx, mc); err != nil {
+		return err
+	}
+	return m.removeMachine(ctx, mc)
+}
+
+func (m *Manager) isRouted(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.routed[id]
+	return ok
+}
+
+// route adds mc to the router.
+func (m *Manager) route(ctx context.Context, mc machines.Machine) error {
+	if err := m.router.AddBackend(ctx, mc.Language, mc.Version, mc.URL()); err != nil {
+		return fmt.Errorf("%w: adding %s to the router: %w", ErrRouter, mc.Address, err)
+	}
+	m.mu.Lock()
+	m.routed[mc.ID] = mc.URL()
+	m.mu.Unlock()
+	return nil
+}
+
+// unroute takes mc out of the router if it was added.
+func (m *Manager) unroute(ctx context.Context, mc machines.Machine) error {
+	m.mu.Lock()
+	uri, ok := m.routed[mc.ID]
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := m.router.RemoveBackend(ctx, uri); err != nil && !m.opts.IsNotFound(err) {
+		return fmt.Errorf("%w: removing %s from the router: %w", ErrRouter, mc.Address, err)
+	}
+	m.mu.Lock()
+	delete(m.routed, mc.ID)
+	m.mu.Unlock()
+	return nil
+}
+
+// unrouteDead takes an unhealthy machine out of the router, once. A machine
+// found dead at start may be in the router from a previous manager, so it
+// is removed even when this manager did not add it.
+func (m *Manager) unrouteDead(ctx context.Context, mc machines.Machine) error {
+	m.mu.Lock()
+	d := m.dead[mc.ID]
+	_, routed := m.routed[mc.ID]
+	done := d != nil && d.out
+	m.mu.Unlock()
+	if done {
+		return nil
+	}
+	if routed {
+		if err := m.unroute(ctx, mc); err != nil {
+			return err
+		}
+	} else if mc.Address != "" {
+		if err := m.router.RemoveBackend(ctx, mc.URL()); err != nil && !m.opts.IsNotFound(err) {
+			m.log.Debug("removing a dead machine the manager had not routed", "addr", mc.Address, "err", err)
+		}
+	}
+	m.mu.Lock()
+	if d := m.dead[mc.ID]; d != nil {
+		d.out = true
+	}
+	m.mu.Unlock()
+	m.log.Info("unhealthy machine removed from the router", "lang", mc.Language, "id", mc.ID, "addr", mc.Address)
+	return nil
+}
+
+// removeMachine removes mc from the provider (bounded by RemoveTimeout)
+// and forgets it.
+func (m *Manager) removeMachine(ctx context.Context, mc machines.Machine) error {
+	// Stop checking first: a machine that is stopping fails its checks,
+	// and that is no news. If the removal fails, the next observe tracks
+	// it again.
+	m.checker.Remove(mc.ID)
+	m.mu.Lock()
+	delete(m.owners, mc.ID)
+	m.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, m.opts.RemoveTimeout)
+	defer cancel()
+	if err := m.provider.Remove(rctx, mc.ID); err != nil && !errors.Is(err, machines.ErrNotFound) {
+		return fmt.Errorf("%w: removing %s: %w", ErrMachines, mc.Address, err)
+	}
+	m.mu.Lock()
+	delete(m.dead, mc.ID)
+	delete(m.routed, mc.ID)
+	m.mu.Unlock()
+	m.log.Info("machine removed", "lang", mc.Language, "version", mc.Version, "id", mc.ID, "addr", mc.Address)
+	return nil
+}
+
+// desiredRatio returns lang's ratio at its phase.
+func (m *Manager) desiredRatio(lang string) map[string]int {
+	old, new, p := m.versions(lang)
+	return Ratio(old, new, p, m.opts.RatioTotal)
+}
+
+// setRatio sets lang's ratio at its phase unless it was set already (or
+// force).
+func (m *Manager) setRatio(ctx context.Context, lang string, force bool) error {
+	want := m.desiredRatio(lang)
+	m.mu.Lock()
+	same := maps.Equal(m.ratios[lang], want)
+	m.mu.Unlock()
+	if same && !force {
+		return nil
+	}
+	if err := m.router.SetRatio(ctx, lang, want); err != nil {
+		return fmt.Errorf("%w: setting the ratio of %s to %v: %w", ErrRouter, lang, want, err)
+	}
+	m.mu.Lock()
+	m.ratios[lang] = want
+	m.mu.Unlock()
+	return nil
+}
+
+// Run runs the health checker, watches machine exits (when the provider
+// is a machines.Watcher), reconciles every language at once, whenever woken
+// and every ResyncInterval (retrying failures with backoff), and runs the
+// automatic mode when enabled. It blocks until ctx is done and returns nil
+// then. Run may be called once.
+func (m *Manager) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		_ = m.checker.Run(ctx)
+		return nil
+	})
+	if w, ok := m.provider.(machines.Watcher); ok {
+		g.Go(func() error {
+			for {
+				err := w.Watch(ctx, m.onExit)
+				if ctx.Err() != nil {
+					return nil
+				}
+				m.log.Warn("watching machine exits failed; retrying", "err", err)
+				if !sleep(ctx, time.Second) {
+					return nil
+				}
+			}
+		})
+	}
+	for _, l := range m.langs {
+		g.Go(func() error {
+			m.loop(ctx, l)
+			return nil
+		})
+	}
+	if m.opts.Auto != nil {
+		g.Go(func() error {
+			m.autoLoop(ctx)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// loop reconciles l at once, when kicked and every ResyncInterval.
+func (m *Manager) loop(ctx context.Context, l *lang) {
+	m.mu.Lock()
+	delete(m.ratios, l.name) // set the ratio again at start
+	m.mu.Unlock()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var backoff time.Duration
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.kick:
+		case <-t.C:
+		}
+		next := m.opts.ResyncInterval
+		if err := m.Reconcile(ctx, l.name); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if m.metrics != nil {
+				m.metrics.reconcileErr.WithLabelValues(l.name).Inc()
+			}
+			backoff = min(max(2*backoff, 500*time.Millisecond), 30*time.Second)
+			next = backoff
+			m.log.Warn("reconcile failed; retrying", "lang", l.name, "in", backoff, "err", err)
+		} else {
+			backoff = 0
+		}
+		t.Reset(next)
+	}
+}
+
+// sleep waits d or until ctx is done; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,137 @@
+package rollout
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/health"
+)
+
+// MachineStatus is what the manager knows of one machine.
+type MachineStatus struct {
+	ID       string
+	Address  string
+	Language string
+	Version  string
+	// Healthy is false for good once the machine failed a health check or
+	// exited.
+	Healthy bool
+	// Reason says why the machine is unhealthy.
+	Reason string
+	// RequestCount is the machine's lint count from its last successful
+	// health answer.
+	RequestCount int64
+	// Routed says the machine is in the router.
+	Routed    bool
+	CreatedAt time.Time
+}
+
+// LanguageStatus is the state of one language.
+type LanguageStatus struct {
+	Language string
+	Phase    Phase
+	// Step is the 1-based step of an update in progress; 0 when none.
+	Step int
+	// Percent is the new version's share at the phase.
+	Percent int
+	// Steps are the configured steps.
+	Steps []int
+	// Ratio is the traffic ratio of the phase.
+	Ratio map[string]int
+	// Machines are the language's machines, oldest first.
+	Machines []MachineStatus
+}
+
+// Versions returns the machines grouped by version, versions sorted.
+func (s LanguageStatus) Versions() []VersionGroup {
+	by := map[string][]MachineStatus{}
+	for _, m := range s.Machines {
+		by[m.Version] = append(by[m.Version], m)
+	}
+	out := make([]VersionGroup, 0, len(by))
+	for _, v := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, VersionGroup{Version: v, Weight: s.Ratio[v], Machines: by[v]})
+	}
+	return out
+}
+
+// VersionGroup is the machines of one version.
+type VersionGroup struct {
+	Version  string
+	Weight   int
+	Machines []MachineStatus
+}
+
+// Status is the state of the fleet.
+type Status struct {
+	Languages []LanguageStatus
+}
+
+// Status reports every language's phase and machines.
+func (m *Manager) Status(ctx context.Context) (Status, error) {
+	all, err := m.list(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	byLang := map[string][]MachineStatus{}
+	for _, mc := range all {
+		byLang[mc.Language] = append(byLang[mc.Language], m.machineStatus(mc))
+	}
+	var st Status
+	for _, name := range slices.Sorted(maps.Keys(byLang)) {
+		if _, ok := m.langs[name]; !ok {
+			st.Languages = append(st.Languages, LanguageStatus{Language: name, Machines: byLang[name]})
+		}
+	}
+	for _, name := range m.Languages() {
+		m.mu.Lock()
+		ph := m.phases[name]
+		m.mu.Unlock()
+		ls := LanguageStatus{
+			Language: name,
+			Phase:    ph,
+			Percent:  ph.Percent(m.opts.Steps),
+			Steps:    slices.Clone(m.opts.Steps),
+			Ratio:    m.desiredRatio(name),
+			Machines: byLang[name],
+		}
+		if ph.Updating() {
+			ls.Step = ph.Step + 1
+		}
+		st.Languages = append(st.Languages, ls)
+	}
+	slices.SortStableFunc(st.Languages, func(a, b LanguageStatus) int { return strings.Compare(a.Language, b.Language) })
+	return st, nil
+}
+
+func (m *Manager) machineStatus(mc machines.Machine) MachineStatus {
+	s := MachineStatus{
+		ID: mc.ID, Address: mc.Address, Language: mc.Language, Version: mc.Version,
+		Healthy: mc.State == machines.StateRunning, CreatedAt: mc.CreatedAt,
+	}
+	if !s.Healthy {
+		s.Reason = "not running (" + string(mc.State) + ")"
+	}
+	m.mu.Lock()
+	if d := m.dead[mc.ID]; d != nil {
+		s.Healthy, s.Reason = false, d.why
+	}
+	_, s.Routed = m.routed[mc.ID]
+	m.mu.Unlock()
+	if hs, ok := m.checker.Status(mc.ID); ok {
+		if info, err := hs.Info(); err == nil {
+			s.RequestCount = info.RequestCount
+		}
+		if hs.State == health.Unhealthy && s.Healthy {
+			s.Healthy, s.Reason = false, "health check failed"
+			if hs.LastErr != nil {
+				s.Reason += ": " + hs.LastErr.Error()
+			}
+		}
+	}
+	return s
+}
