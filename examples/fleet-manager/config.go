@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fleetkit/fleetkit/fleet"
+)
+
+// Config is the -config file.
+type Config struct {
+	CloudProviders []struct {
+		ID          string `yaml:"id"`
+		DisplayName string `yaml:"display_name"`
+		Regions     []struct {
+			ID            string         `yaml:"id"`
+			DisplayName   string         `yaml:"display_name"`
+			InstanceTypes []string       `yaml:"instance_types"`
+			Limits        map[string]int `yaml:"limits"`
+		} `yaml:"regions"`
+	} `yaml:"cloud_providers"`
+	Clusters []struct {
+		ID            string   `yaml:"id"`
+		CloudProvider string   `yaml:"cloud_provider"`
+		Region        string   `yaml:"region"`
+		MultiAZ       bool     `yaml:"multi_az"`
+		InstanceTypes []string `yaml:"instance_types"`
+		Capacity      int      `yaml:"capacity"`
+	} `yaml:"clusters"`
+	Units     map[string]int           `yaml:"units"`
+	QuotaList string                   `yaml:"quota_list"`
+	DenyList  string                   `yaml:"deny_list"`
+	Trials    map[string]time.Duration `yaml:"trials"`
+	Timeouts  map[string]time.Duration `yaml:"timeouts"`
+	Interval  time.Duration            `yaml:"interval"`
+	Auth      struct {
+		HS256SecretFile string `yaml:"hs256_secret_file"`
+		RS256KeyFile    string `yaml:"rs256_key_file"`
+		JWKSURL         string `yaml:"jwks_url"`
+		UsernameClaim   string `yaml:"username_claim"`
+		OrgClaim        string `yaml:"org_claim"`
+	} `yaml:"auth"`
+	LeaderElection bool `yaml:"leader_election"`
+
+	dir string
+}
+
+// LoadConfig reads a config file; paths in it are relative to its
+// directory.
+func LoadConfig(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.dir = filepath.Dir(path)
+	return &c, nil
+}
+
+func (c *Config) path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// Options turns the config into fleet.Options for kind k.
+func (c *Config) Options(k fleet.Kind) (fleet.Options, func(), error) {
+	opts := fleet.Options{Kind: k, Units: c.Units, Trials: c.Trials, Interval: c.Interval, LeaderElection: c.LeaderElection}
+	for _, p := range c.CloudProviders {
+		cp := fleet.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
+		for _, r := range p.Regions {
+			cp.Regions = append(cp.Regions, fleet.Region{ID: r.ID, DisplayName: r.DisplayName, InstanceTypes: r.InstanceTypes, Limits: r.Limits})
+		}
+		opts.CloudProviders = append(opts.CloudProviders, cp)
+	}
+	for _, cl := range c.Clusters {
+		opts.Clusters = append(opts.Clusters, fleet.Cluster{ID: cl.ID, CloudProvider: cl.CloudProvider, Region: cl.Region,
+			MultiAZ: cl.MultiAZ, InstanceTypes: cl.InstanceTypes, Capacity: cl.Capacity})
+	}
+	if opts.Clusters == nil && opts.CloudProviders == nil {
+		opts.Clusters = fleet.DefaultClusters()
+	}
+	if c.Timeouts != nil {
+		opts.Timeouts = map[fleet.Status]time.Duration{}
+		for s, d := range c.Timeouts {
+			if !fleet.Status(s).Valid() {
+				return opts, nil, fmt.Errorf("config: timeouts: unknown status %q", s)
+			}
+			opts.Timeouts[fleet.Status(s)] = d
+		}
+	}
+	if c.QuotaList != "" {
+		q, err := fleet.LoadQuotaList(c.path(c.QuotaList))
+		if err != nil {
+			return opts, nil, err
+		}
+		opts.Quota = q
+	}
+	if c.DenyList != "" {
+		d, err := fleet.LoadDenyList(c.path(c.DenyList))
+		if err != nil {
+			return opts, nil, err
+		}
+		opts.DenyList = d
+	}
+	jo := fleet.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim}
+	if c.Auth.HS256SecretFile != "" {
+		b, err := os.ReadFile(c.path(c.Auth.HS256SecretFile))
+		if err != nil {
+			return opts, nil, err
+		}
+		jo.HS256Secret = []byte(strings.TrimSpace(string(b)))
+	} else if c.Auth.RS256KeyFile == "" && c.Auth.JWKSURL == "" {
+		secret, err := devSecret()
+		if err != nil {
+			return opts, nil, err
+		}
+		jo.HS256Secret = secret
+	}
+	auth, err := fleet.NewJWTAuthenticator(jo)
+	if err != nil {
+		return opts, nil, err
+	}
+	opts.Auth = auth
+	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
+	opts.DataPlane = dp
+	return opts, func() { _ = dp.Close() }, nil
+}

@@ -1,0 +1,224 @@
+// Command fleet-manager runs a managed-service fleet manager for one kind
+// of resource: the REST API of the original kas-fleet-manager
+// (/api/<kind>s_mgmt/v1/...) and its workers, on SQLite by default or
+// PostgreSQL.
+//
+//	fleet-manager [-addr 127.0.0.1:8000] [-kind dinosaur|kafka] [-database-url URL] [-config FILE]
+//	fleet-manager token -user U [-org O]
+//
+// The config file (an example: testdata/fleet.yaml) sets cloud providers,
+// regions and their limits, clusters, capacity units, the quota and deny
+// list files, trial lifetimes, per-status timeouts, auth (HS256 secret
+// file, RS256 key file, JWKS URL, claim names) and leader election. With
+// no config it offers cloud provider aws, region us-east-1, on one local
+// cluster, with the in-memory data plane (each ready instance
+// answers HTTP on a loopback port). The token subcommand prints a bearer
+// token signed with the local development key (created on first use in
+// the cache directory), so curl works at once:
+//
+//	TOKEN=$(go run ./examples/fleet-manager token -user alice)
+//	curl -H "Authorization: Bearer $TOKEN" -d '{"name":"rex"}' \
+//	  'localhost:8000/api/dinosaurs_mgmt/v1/dinosaurs?async=true'
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/postgres"
+	"github.com/fleetkit/fleetkit/fleet/sqlite"
+	"github.com/fleetkit/fleetkit/internal/httpserver"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "fleet-manager:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "token" {
+		return token(args[1:], out)
+	}
+	fs := flag.NewFlagSet("fleet-manager", flag.ContinueOnError)
+	var (
+		addr   = fs.String("addr", "127.0.0.1:8000", "listen address HOST:PORT")
+		kind   = fs.String("kind", "dinosaur", "resource kind: dinosaur or kafka")
+		dbURL  = fs.String("database-url", "", "postgres://... for PostgreSQL, else a SQLite file path (default: <cache>/fleet-manager/<kind>.db)")
+		config = fs.String("config", "", "YAML config: cloud providers, clusters, quota and deny lists, auth (example: examples/fleet-manager/testdata/fleet.yaml)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	k, err := kindOf(*kind)
+	if err != nil {
+		return err
+	}
+	cfg := &Config{}
+	if *config != "" {
+		if cfg, err = LoadConfig(*config); err != nil {
+			return err
+		}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+
+	st, closeStore, err := openStore(ctx, *dbURL, k)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts, cleanup, err := cfg.Options(k)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	opts.Registerer, opts.Logger = reg, log
+	svc, err := fleet.New(st, opts)
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.Handle("/", svc.Handler())
+	ln, err := httpserver.Listen(*addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "fleet-manager: serving %s on http://%s%s\n", k.Plural, ln.Addr(), k.BasePath())
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := make(chan error, 1)
+	go func() { workers <- svc.Run(ctx) }()
+	err = httpserver.Run(ctx, httpserver.New(mux), ln, 0)
+	cancel()
+	return errors.Join(err, <-workers)
+}
+
+func kindOf(name string) (fleet.Kind, error) {
+	switch name {
+	case "dinosaur":
+		return fleet.Dinosaur, nil
+	case "kafka":
+		return fleet.Kafka, nil
+	}
+	return fleet.Kind{}, fmt.Errorf("unknown -kind %q: use dinosaur or kafka", name)
+}
+
+func openStore(ctx context.Context, url string, k fleet.Kind) (fleet.Store, func(), error) {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		st, err := postgres.Open(ctx, url, postgres.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, func() { _ = st.Close() }, nil
+	}
+	if url == "" {
+		dir, err := cacheDir()
+		if err != nil {
+			return nil, nil, err
+		}
+		url = filepath.Join(dir, k.Name+".db")
+	}
+	st, err := sqlite.Open(ctx, strings.TrimPrefix(url, "sqlite://"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() { _ = st.Close() }, nil
+}
+
+// cacheDir is where the default database and the development key live.
+func cacheDir() (string, error) {
+	base := os.Getenv("FLEETKIT_CACHE")
+	if base == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("find a cache directory: %w", err)
+		}
+		base = filepath.Join(c, "fleetkit")
+	}
+	dir := filepath.Join(base, "fleet-manager")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// devSecret returns the local development HS256 key, creating a random one
+// on first use.
+func devSecret() ([]byte, error) {
+	dir, err := cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "dev-secret")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return []byte(strings.TrimSpace(string(b))), nil
+	}
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw)
+	secret := hex.EncodeToString(raw)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return devSecret() // another process made it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create development key: %w", err)
+	}
+	defer f.Close()
+	if _, err := io.WriteString(f, secret+"\n"); err != nil {
+		return nil, err
+	}
+	return []byte(secret), nil
+}
+
+func token(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	var (
+		user = fs.String("user", "", "username (required)")
+		org  = fs.String("org", "", "organisation ID")
+		ttl  = fs.Duration("ttl", 24*time.Hour, "validity")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *user == "" {
+		return errors.New("token: -user is required")
+	}
+	secret, err := devSecret()
+	if err != nil {
+		return err
+	}
+	tok, err := fleet.NewHS256Token(secret, *user, *org, *ttl)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(out, tok)
+	return err
+}

@@ -1,0 +1,536 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetkit/internal/httpjson"
+)
+
+// The error catalogue of the original API: code → HTTP status and reason.
+// Error bodies carry "<KIND>S-MGMT-<code>".
+func errorCatalogue(k Kind) map[int]apiErrorDef {
+	return map[int]apiErrorDef{
+		4:   {http.StatusForbidden, "Forbidden to perform this action"},
+		5:   {http.StatusForbidden, "Forbidden to create more instances than the maximum allowed"},
+		7:   {http.StatusNotFound, "Resource not found"},
+		9:   {http.StatusInternalServerError, "Unspecified error"},
+		10:  {http.StatusMethodNotAllowed, "HTTP Method not implemented for this endpoint"},
+		15:  {http.StatusUnauthorized, "Account authentication could not be verified"},
+		17:  {http.StatusBadRequest, "Unable to read request body"},
+		21:  {http.StatusBadRequest, "Bad request"},
+		23:  {http.StatusBadRequest, "Failed to parse search query"},
+		24:  {http.StatusForbidden, "The maximum number of allowed " + k.Name + " instances has been reached"},
+		30:  {http.StatusBadRequest, "Provider not supported"},
+		31:  {http.StatusBadRequest, "Region not supported"},
+		32:  {http.StatusBadRequest, k.Display + " cluster name is invalid"},
+		33:  {http.StatusBadRequest, "Minimum field length not reached"},
+		34:  {http.StatusBadRequest, "Maximum field length has been depassed"},
+		36:  {http.StatusConflict, k.Display + " cluster name is already used"},
+		41:  {http.StatusBadRequest, "Instance Type not supported"},
+		42:  {http.StatusBadRequest, "Instance plan not supported"},
+		103: {http.StatusBadRequest, "Synchronous action is not supported, use async=true parameter"},
+		120: {http.StatusForbidden, "Insufficient quota"},
+	}
+}
+
+type apiErrorDef struct {
+	status int
+	reason string
+}
+
+// apiError is an error answered with one catalogue code.
+type apiError struct {
+	code   int
+	reason string // "" means the catalogue's
+	status int    // 0 means the catalogue's
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("code %d: %s", e.code, e.reason) }
+
+func apiErr(code int, format string, args ...any) *apiError {
+	return &apiError{code: code, reason: fmt.Sprintf(format, args...)}
+}
+
+type errorBody struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	Href        string `json:"href"`
+	Code        string `json:"code"`
+	Reason      string `json:"reason"`
+	OperationID string `json:"operation_id,omitempty"`
+}
+
+func (s *Service) errorBody(code int, reason string) errorBody {
+	id := strconv.Itoa(code)
+	return errorBody{ID: id, Kind: "Error", Href: s.kind.BasePath() + "/errors/" + id, Code: s.kind.CodePrefix() + "-" + id, Reason: reason}
+}
+
+// writeError maps every error to the original's error body, in one place.
+func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, ErrUnauthenticated):
+		ae = &apiError{code: 15}
+	case errors.Is(err, ErrNotFound):
+		ae = &apiError{code: 7}
+	case errors.Is(err, ErrNameTaken):
+		ae = &apiError{code: 36}
+	case errors.Is(err, ErrMaxInstances):
+		ae = &apiError{code: 5}
+	case errors.Is(err, ErrInsufficientQuota):
+		ae = &apiError{code: 120}
+	case errors.Is(err, ErrDenied):
+		ae = &apiError{code: 4}
+	case errors.Is(err, ErrBadSearch):
+		ae = &apiError{code: 23, reason: "Failed to parse search query: " + strings.TrimPrefix(err.Error(), "fleet: bad search: ")}
+	case errors.Is(err, ErrNoCapacity):
+		ae = &apiError{code: 24}
+	case errors.Is(err, ErrInvalid):
+		ae = &apiError{code: 21, reason: strings.TrimPrefix(err.Error(), "fleet: invalid: ")}
+	case errors.Is(err, context.Canceled):
+		ae = &apiError{code: 9, status: 499}
+	default:
+		s.log.Error("fleet: API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		ae = &apiError{code: 9}
+	}
+	def := errorCatalogue(s.kind)[ae.code]
+	status, reason := def.status, def.reason
+	if ae.status != 0 {
+		status = ae.status
+	}
+	if ae.reason != "" {
+		reason = ae.reason
+	}
+	body := s.errorBody(ae.code, reason)
+	body.OperationID = w.Header().Get("X-Operation-Id")
+	httpjson.Write(w, status, body)
+}
+
+// route is one method on one path of the API.
+type route struct {
+	method, pattern string
+	auth            bool
+	h               func(w http.ResponseWriter, r *http.Request, p Principal) error
+}
+
+func (s *Service) apiRoutes() []route {
+	b := s.kind.BasePath()
+	col := b + "/" + s.kind.Plural
+	return []route{
+		{http.MethodPost, col, true, s.create},
+		{http.MethodGet, col, true, s.list},
+		{http.MethodGet, col + "/{id}", true, s.get},
+		{http.MethodDelete, col + "/{id}", true, s.delete},
+		{http.MethodGet, b + "/cloud_providers", true, s.cloudProviders},
+		{http.MethodGet, b + "/cloud_providers/{id}/regions", true, s.regions},
+		{http.MethodGet, b + "/errors", false, s.errorsList},
+		{http.MethodGet, b + "/errors/{id}", false, s.errorGet},
+		{http.MethodGet, b + "/openapi", false, s.openapiDoc},
+	}
+}
+
+// statusWriter records the status for metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (s *Service) routes() http.Handler {
+	mux := http.NewServeMux()
+	byPattern := map[string]map[string]route{}
+	var order []string
+	for _, rt := range s.apiRoutes() {
+		if byPattern[rt.pattern] == nil {
+			byPattern[rt.pattern] = map[string]route{}
+			order = append(order, rt.pattern)
+		}
+		byPattern[rt.pattern][rt.method] = rt
+	}
+	for _, pattern := range order {
+		methods := byPattern[pattern]
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w}
+			w = sw
+			w.Header().Set("X-Operation-Id", NewID())
+			method := r.Method
+			if method == http.MethodHead {
+				method = http.MethodGet
+			}
+			defer func() {
+				s.m.apiRequests.WithLabelValues(pattern, r.Method, strconv.Itoa(sw.status)).Inc()
+				s.m.apiDuration.WithLabelValues(pattern, r.Method).Observe(time.Since(start).Seconds())
+			}()
+			rt, ok := methods[method]
+			if !ok {
+				allow := make([]string, 0, len(methods))
+				for m := range methods {
+					allow = append(allow, m)
+				}
+				sort.Strings(allow)
+				w.Header().Set("Allow", strings.Join(allow, ", "))
+				s.writeError(w, r, &apiError{code: 10})
+				return
+			}
+			var p Principal
+			if rt.auth {
+				var err error
+				if p, err = s.opts.Auth.Authenticate(r); err != nil {
+					s.writeError(w, r, err)
+					return
+				}
+				r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+			}
+			if err := rt.h(w, r, p); err != nil {
+				s.writeError(w, r, err)
+			}
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Operation-Id", NewID())
+		s.writeError(w, r, apiErr(7, "Unable to find the resource at %s", r.URL.Path))
+	})
+	return mux
+}
+
+// instanceJSON renders an instance in the original's shape.
+func (s *Service) instanceJSON(i Instance) map[string]any {
+	host := "host"
+	if s.kind.Name == "kafka" {
+		host = "bootstrap_server_host"
+	}
+	m := map[string]any{
+		"id": i.ID, "kind": s.kind.Display, "href": s.kind.BasePath() + "/" + s.kind.Plural + "/" + i.ID,
+		"status": string(i.Status), "cloud_provider": i.CloudProvider, "region": i.Region, "multi_az": i.MultiAZ,
+		"owner": i.Owner, "name": i.Name, host: i.Host, "created_at": i.CreatedAt, "updated_at": i.UpdatedAt,
+		"expires_at": i.ExpiresAt, "failed_reason": i.FailedReason, "instance_type": i.InstanceType, "cluster_id": i.ClusterID,
+	}
+	if i.Organisation != "" {
+		m["organisation_id"] = i.Organisation
+	}
+	return m
+}
+
+func visible(p Principal, i Instance) bool {
+	if i.DeletedAt != nil {
+		return false
+	}
+	if p.Organisation != "" {
+		return i.Organisation == p.Organisation
+	}
+	return i.Owner == p.Username
+}
+
+type createRequest struct {
+	Name          string `json:"name"`
+	CloudProvider string `json:"cloud_provider"`
+	Region        string `json:"region"`
+	Plan          string `json:"plan"`
+	MultiAZ       *bool  `json:"multi_az"`
+}
+
+func (s *Service) create(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if r.URL.Query().Get("async") != "true" {
+		return &apiError{code: 103}
+	}
+	if s.opts.DenyList != nil && s.opts.DenyList.Denied(p.Username, p.Organisation) {
+		return apiErr(4, "User '%s' is not authorized to access the service.", p.Username)
+	}
+	var req createRequest
+	if err := httpjson.Decode(w, r, &req, httpjson.DecodeOptions{MaxBody: s.opts.MaxBody}); err != nil {
+		return &apiError{code: 17, reason: "Unable to read request body: " + err.Error(), status: httpjson.StatusOf(err)}
+	}
+	inst, err := s.validate(req, p)
+	if err != nil {
+		return err
+	}
+	if err := s.checkRegionLimit(r.Context(), inst); err != nil {
+		return err
+	}
+	if err := s.insert(r.Context(), inst); err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusAccepted, s.instanceJSON(inst))
+	return nil
+}
+
+func (s *Service) validate(req createRequest, p Principal) (Instance, error) {
+	switch {
+	case req.Name == "":
+		return Instance{}, apiErr(33, "name is required")
+	case len(req.Name) > NameMaxLength:
+		return Instance{}, apiErr(34, "name must be at most %d characters", NameMaxLength)
+	case ValidateName(req.Name) != nil:
+		return Instance{}, apiErr(32, "%s cluster name is invalid: %q must match ^[a-z]([-a-z0-9]*[a-z0-9])?$", s.kind.Display, req.Name)
+	}
+	if req.CloudProvider == "" {
+		req.CloudProvider = s.opts.CloudProviders[0].ID
+	}
+	cp, ok := s.provider(req.CloudProvider)
+	if !ok {
+		return Instance{}, apiErr(30, "Provider not supported: %q", req.CloudProvider)
+	}
+	if req.Region == "" {
+		req.Region = cp.Regions[0].ID
+	}
+	ri := slices.IndexFunc(cp.Regions, func(r Region) bool { return r.ID == req.Region })
+	if ri < 0 {
+		return Instance{}, apiErr(31, "Region %q not supported by %s", req.Region, cp.ID)
+	}
+	region := cp.Regions[ri]
+	itype := region.InstanceTypes[0]
+	if req.Plan != "" {
+		t, size, ok := strings.Cut(req.Plan, ".")
+		if !ok || t == "" || size == "" {
+			return Instance{}, apiErr(42, "Instance plan not supported: %q (want <instance_type>.<size>)", req.Plan)
+		}
+		if !slices.Contains(region.InstanceTypes, t) {
+			return Instance{}, apiErr(41, "Instance Type %q not supported in %s %s", t, cp.ID, region.ID)
+		}
+		itype = t
+	}
+	multiAZ := true
+	if req.MultiAZ != nil {
+		multiAZ = *req.MultiAZ
+	}
+	now := time.Now().UTC()
+	inst := Instance{
+		ID: NewID(), Kind: s.kind.Name, Name: req.Name, Owner: p.Username, Organisation: p.Organisation,
+		CloudProvider: cp.ID, Region: region.ID, MultiAZ: multiAZ, InstanceType: itype, Status: StatusAccepted,
+		CreatedAt: now, UpdatedAt: now, StatusSince: now,
+	}
+	if d, ok := s.opts.Trials[itype]; ok && d > 0 {
+		exp := now.Add(d)
+		inst.ExpiresAt = &exp
+	}
+	return inst, nil
+}
+
+func (s *Service) checkRegionLimit(ctx context.Context, inst Instance) error {
+	cp, _ := s.provider(inst.CloudProvider)
+	for _, r := range cp.Regions {
+		limit, ok := r.Limits[inst.InstanceType]
+		if r.ID != inst.Region || !ok {
+			continue
+		}
+		_, n, err := s.st.ListInstances(ctx, Query{Kind: s.kind.Name, Size: -1, Search: And{
+			Cond{Field: "region", Op: OpEq, Values: []string{inst.Region}},
+			Cond{Field: "cloud_provider", Op: OpEq, Values: []string{inst.CloudProvider}},
+			Cond{Field: "instance_type", Op: OpEq, Values: []string{inst.InstanceType}},
+		}})
+		if err != nil {
+			return err
+		}
+		if n >= limit {
+			return apiErr(24, "Region %s cannot accept instance type: %s at this moment", inst.Region, inst.InstanceType)
+		}
+	}
+	return nil
+}
+
+// insert checks the quota and creates the instance. Name uniqueness is the
+// store's unique index; the quota check and insert are serialised within
+// this process only (see the package documentation).
+func (s *Service) insert(ctx context.Context, inst Instance) error {
+	if s.opts.Quota != nil {
+		s.createMu.Lock()
+		defer s.createMu.Unlock()
+		q := Query{Kind: s.kind.Name, Size: -1, Owner: inst.Owner, Organisation: inst.Organisation}
+		_, live, err := s.st.ListInstances(ctx, q)
+		if err != nil {
+			return err
+		}
+		if err := s.opts.Quota.CheckQuota(ctx, QuotaRequest{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live}); err != nil {
+			return err
+		}
+	}
+	return s.st.CreateInstance(ctx, inst)
+}
+
+func (s *Service) get(w http.ResponseWriter, r *http.Request, p Principal) error {
+	inst, err := s.visibleInstance(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, s.instanceJSON(inst))
+	return nil
+}
+
+func (s *Service) visibleInstance(ctx context.Context, id string, p Principal) (Instance, error) {
+	inst, err := s.st.GetInstance(ctx, id)
+	if err == nil && (inst.Kind != s.kind.Name || !visible(p, inst)) {
+		err = ErrNotFound
+	}
+	if errors.Is(err, ErrNotFound) {
+		return inst, apiErr(7, "%s with id='%s' not found", s.kind.Display, id)
+	}
+	return inst, err
+}
+
+func (s *Service) list(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q, err := s.parseListQuery(r)
+	if err != nil {
+		return err
+	}
+	q.Kind, q.Owner, q.Organisation = s.kind.Name, p.Username, p.Organisation
+	insts, total, err := s.st.ListInstances(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	items := make([]map[string]any, 0, len(insts))
+	for _, i := range insts {
+		items = append(items, s.instanceJSON(i))
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{
+		"kind": s.kind.Display + "RequestList", "page": max(q.Page, 1), "size": len(items), "total": total, "items": items,
+	})
+	return nil
+}
+
+func (s *Service) parseListQuery(r *http.Request) (Query, error) {
+	v := r.URL.Query()
+	q := Query{Page: 1, Size: DefaultPageSize}
+	if ps := v.Get("page"); ps != "" {
+		n, err := strconv.Atoi(ps)
+		if err != nil || n < 1 {
+			return q, apiErr(21, "page must be a positive integer, not %q", ps)
+		}
+		q.Page = n
+	}
+	if ss := v.Get("size"); ss != "" {
+		n, err := strconv.Atoi(ss)
+		if err != nil || n < 1 || n > MaxPageSize {
+			return q, apiErr(21, "size must be an integer from 1 to %d, not %q", MaxPageSize, ss)
+		}
+		q.Size = n
+	}
+	if ob := strings.TrimSpace(v.Get("orderBy")); ob != "" {
+		for term := range strings.SplitSeq(ob, ",") {
+			f := strings.Fields(term)
+			if len(f) == 0 || len(f) > 2 || !slices.Contains(OrderFields(), f[0]) {
+				return q, apiErr(21, "invalid orderBy term %q: use a field of %s, then asc or desc", strings.TrimSpace(term), strings.Join(OrderFields(), ", "))
+			}
+			o := Order{Field: f[0]}
+			if len(f) == 2 {
+				switch strings.ToLower(f[1]) {
+				case "asc":
+				case "desc":
+					o.Desc = true
+				default:
+					return q, apiErr(21, "invalid orderBy direction %q: use asc or desc", f[1])
+				}
+			}
+			q.OrderBy = append(q.OrderBy, o)
+		}
+	}
+	if sv := v.Get("search"); strings.TrimSpace(sv) != "" {
+		e, err := ParseSearch(sv)
+		if err != nil {
+			return q, err
+		}
+		q.Search = e
+	}
+	return q, nil
+}
+
+func (s *Service) delete(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if r.URL.Query().Get("async") != "true" {
+		return &apiError{code: 103}
+	}
+	id := r.PathValue("id")
+	for range 5 {
+		inst, err := s.visibleInstance(r.Context(), id, p)
+		if err != nil {
+			return err
+		}
+		if inst.Status == StatusDeprovision || inst.Status == StatusDeleting {
+			break
+		}
+		_, err = s.st.UpdateInstance(r.Context(), Update{ID: id, From: inst.Status, To: StatusDeprovision})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Service) cloudProviders(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+	items := make([]map[string]any, 0, len(s.opts.CloudProviders))
+	for _, p := range s.opts.CloudProviders {
+		items = append(items, map[string]any{"kind": "CloudProvider", "id": p.ID, "name": p.ID, "display_name": p.DisplayName, "enabled": true})
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"kind": "CloudProviderList", "page": 1, "size": len(items), "total": len(items), "items": items})
+	return nil
+}
+
+func (s *Service) regions(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	cp, ok := s.provider(r.PathValue("id"))
+	if !ok {
+		return apiErr(7, "cloud provider %q not found", r.PathValue("id"))
+	}
+	items := make([]map[string]any, 0, len(cp.Regions))
+	for _, rg := range cp.Regions {
+		items = append(items, map[string]any{"kind": "CloudRegion", "id": rg.ID, "display_name": rg.DisplayName, "enabled": true,
+			"supported_instance_types": rg.InstanceTypes})
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"kind": "CloudRegionList", "page": 1, "size": len(items), "total": len(items), "items": items})
+	return nil
+}
+
+func (s *Service) errorsList(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+	cat := errorCatalogue(s.kind)
+	codes := make([]int, 0, len(cat))
+	for c := range cat {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	items := make([]errorBody, 0, len(codes))
+	for _, c := range codes {
+		items = append(items, s.errorBody(c, cat[c].reason))
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"kind": "ErrorList", "page": 1, "size": len(items), "total": len(items), "items": items})
+	return nil
+}
+
+func (s *Service) errorGet(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	code, err := strconv.Atoi(r.PathValue("id"))
+	def, ok := errorCatalogue(s.kind)[code]
+	if err != nil || !ok {
+		return apiErr(7, "error with id='%s' not found", r.PathValue("id"))
+	}
+	httpjson.Write(w, http.StatusOK, s.errorBody(code, def.reason))
+	return nil
+}
+
+func (s *Service) openapiDoc(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(s.openapi)
+	return nil
+}

@@ -1,0 +1,278 @@
+package fleet
+
+import (
+	"context"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Principal is the authenticated caller.
+type Principal struct {
+	Username     string
+	Organisation string
+}
+
+// Authenticator identifies the caller of a request. Safe for concurrent
+// use; it may block (a JWKS fetch, say).
+type Authenticator interface {
+	// Authenticate returns the caller, or an error wrapping
+	// ErrUnauthenticated.
+	Authenticate(r *http.Request) (Principal, error)
+}
+
+// AuthenticatorFunc adapts a function to Authenticator.
+type AuthenticatorFunc func(r *http.Request) (Principal, error)
+
+// Authenticate calls f.
+func (f AuthenticatorFunc) Authenticate(r *http.Request) (Principal, error) { return f(r) }
+
+// JWTOptions configures a JWTAuthenticator. At least one key source is
+// required.
+type JWTOptions struct {
+	// HS256Secret verifies HS256 tokens (local development).
+	HS256Secret []byte
+	// RS256Keys verify RS256 tokens; RS256KeyFile adds the PEM public key
+	// in that file.
+	RS256Keys    []*rsa.PublicKey
+	RS256KeyFile string
+	// JWKSURL, when set, verifies RS256 tokens with the key named by their
+	// kid in the JSON Web Key Set at that URL, fetched on first use, again
+	// every JWKSRefresh (0: one hour) and when a token names an unknown kid
+	// (at most every ten seconds). HTTPClient fetches it (nil:
+	// http.DefaultClient).
+	JWKSURL     string
+	JWKSRefresh time.Duration
+	HTTPClient  *http.Client
+	// UsernameClaim and OrgClaim name the claims; "" means "username" (then
+	// "preferred_username", then "sub") and "org_id".
+	UsernameClaim string
+	OrgClaim      string
+	// Leeway allows clock skew on exp/nbf/iat; 0 means one minute.
+	Leeway time.Duration
+}
+
+// JWTAuthenticator verifies `Authorization: Bearer <JWT>`. It is immutable
+// and safe for concurrent use.
+type JWTAuthenticator struct {
+	opts JWTOptions
+	rsa  []*rsa.PublicKey
+	jwks *jwks // nil without JWKSURL
+}
+
+var _ Authenticator = (*JWTAuthenticator)(nil)
+
+// NewJWTAuthenticator validates opts and reads the key file.
+func NewJWTAuthenticator(opts JWTOptions) (*JWTAuthenticator, error) {
+	a := &JWTAuthenticator{opts: opts, rsa: append([]*rsa.PublicKey(nil), opts.RS256Keys...)}
+	if opts.RS256KeyFile != "" {
+		b, err := os.ReadFile(opts.RS256KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("fleet: read RS256 key: %w", err)
+		}
+		k, err := jwt.ParseRSAPublicKeyFromPEM(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: RS256 key file %s: %v", ErrInvalid, opts.RS256KeyFile, err)
+		}
+		a.rsa = append(a.rsa, k)
+	}
+	if opts.JWKSURL != "" {
+		a.jwks = &jwks{url: opts.JWKSURL, client: opts.HTTPClient, refresh: opts.JWKSRefresh}
+		if a.jwks.client == nil {
+			a.jwks.client = http.DefaultClient
+		}
+		if a.jwks.refresh <= 0 {
+			a.jwks.refresh = time.Hour
+		}
+	}
+	if len(opts.HS256Secret) == 0 && len(a.rsa) == 0 && a.jwks == nil {
+		return nil, fmt.Errorf("%w: JWT authentication needs an HS256 secret, an RS256 key or a JWKS URL", ErrInvalid)
+	}
+	if a.opts.Leeway <= 0 {
+		a.opts.Leeway = time.Minute
+	}
+	if a.opts.OrgClaim == "" {
+		a.opts.OrgClaim = "org_id"
+	}
+	return a, nil
+}
+
+// Authenticate implements Authenticator.
+func (a *JWTAuthenticator) Authenticate(r *http.Request) (Principal, error) {
+	h := r.Header.Get("Authorization")
+	raw, ok := strings.CutPrefix(h, "Bearer ")
+	raw = strings.TrimSpace(raw)
+	if !ok || raw == "" {
+		return Principal{}, fmt.Errorf("%w: missing bearer token", ErrUnauthenticated)
+	}
+	var methods []string
+	if len(a.opts.HS256Secret) > 0 {
+		methods = append(methods, "HS256")
+	}
+	if len(a.rsa) > 0 || a.jwks != nil {
+		methods = append(methods, "RS256")
+	}
+	claims := jwt.MapClaims{}
+	_, err := jwt.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) { return a.key(r.Context(), t) },
+		jwt.WithValidMethods(methods), jwt.WithLeeway(a.opts.Leeway), jwt.WithExpirationRequired())
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
+	p := Principal{Username: a.claim(claims, a.opts.UsernameClaim, "username", "preferred_username", "sub"), Organisation: a.claim(claims, a.opts.OrgClaim)}
+	if p.Username == "" {
+		return Principal{}, fmt.Errorf("%w: token has no username claim", ErrUnauthenticated)
+	}
+	return p, nil
+}
+
+// key returns the verification key(s) for t: the shared secret for HS256;
+// for RS256 the JWKS key named by the token's kid (fetching the set again
+// when the kid is unknown), else every configured RSA key.
+func (a *JWTAuthenticator) key(ctx context.Context, t *jwt.Token) (any, error) {
+	switch t.Method.Alg() {
+	case "HS256":
+		return a.opts.HS256Secret, nil
+	case "RS256":
+		if kid, ok := t.Header["kid"].(string); ok && kid != "" && a.jwks != nil {
+			k, err := a.jwks.key(ctx, kid)
+			if err == nil {
+				return k, nil
+			}
+			if len(a.rsa) == 0 {
+				return nil, err
+			}
+		}
+		set := jwt.VerificationKeySet{}
+		for _, k := range a.rsa {
+			set.Keys = append(set.Keys, k)
+		}
+		if len(set.Keys) == 0 {
+			return nil, errors.New("no RS256 key for this token")
+		}
+		return set, nil
+	}
+	return nil, fmt.Errorf("unexpected signing method %s", t.Method.Alg())
+}
+
+// jwks is a JSON Web Key Set fetched from a URL: its RSA keys by kid.
+type jwks struct {
+	url     string
+	client  *http.Client
+	refresh time.Duration
+
+	mu        sync.Mutex
+	keys      map[string]*rsa.PublicKey // guarded by mu
+	fetched   time.Time                 // guarded by mu: last good fetch
+	attempted time.Time                 // guarded by mu: last fetch tried
+}
+
+// minRefetch bounds how often an unknown kid makes the set be fetched.
+const minRefetch = 10 * time.Second
+
+func (j *jwks) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k, known := j.keys[kid]
+	stale := time.Since(j.fetched) > j.refresh
+	if known && !stale {
+		return k, nil
+	}
+	if time.Since(j.attempted) >= minRefetch {
+		// Fetching under the lock: concurrent requests wait for one fetch.
+		j.attempted = time.Now()
+		keys, err := j.fetch(ctx)
+		if err == nil {
+			j.keys, j.fetched = keys, time.Now()
+			k, known = keys[kid]
+		} else if !known {
+			return nil, err
+		}
+	}
+	if !known {
+		return nil, fmt.Errorf("unknown key id %q", kid)
+	}
+	return k, nil // possibly from the last good set when a refresh failed
+}
+
+func (j *jwks) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := j.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch JWKS: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetch JWKS: %s", resp.Status)
+	}
+	var set struct {
+		Keys []struct {
+			Kty string `json:"kty"`
+			Kid string `json:"kid"`
+			N   string `json:"n"`
+			E   string `json:"e"`
+		} `json:"keys"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set); err != nil {
+		return nil, fmt.Errorf("decode JWKS: %w", err)
+	}
+	keys := map[string]*rsa.PublicKey{}
+	for _, k := range set.Keys {
+		if k.Kty != "RSA" || k.Kid == "" {
+			continue
+		}
+		n, err1 := base64.RawURLEncoding.DecodeString(k.N)
+		e, err2 := base64.RawURLEncoding.DecodeString(k.E)
+		if err1 != nil || err2 != nil || len(e) == 0 || len(e) > 4 {
+			continue
+		}
+		keys[k.Kid] = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+	}
+	return keys, nil
+}
+
+func (a *JWTAuthenticator) claim(c jwt.MapClaims, names ...string) string {
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if s, ok := c[n].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// NewHS256Token signs a development token for user (and organisation, if
+// any) valid for ttl, with the claims JWTAuthenticator reads by default.
+func NewHS256Token(secret []byte, user, org string, ttl time.Duration) (string, error) {
+	now := time.Now()
+	claims := jwt.MapClaims{"username": user, "sub": user, "iat": now.Unix(), "exp": now.Add(ttl).Unix()}
+	if org != "" {
+		claims["org_id"] = org
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the caller the API authenticated, if any.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}

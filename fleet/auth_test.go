@@ -1,0 +1,144 @@
+package fleet_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet"
+)
+
+func TestJWTAuthenticator(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	require.NoError(t, err)
+	keyFile := filepath.Join(t.TempDir(), "key.pem")
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600))
+	secret := []byte("shared-secret")
+
+	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret, RS256KeyFile: keyFile})
+	require.NoError(t, err)
+	custom, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{RS256KeyFile: keyFile, UsernameClaim: "email", OrgClaim: "tenant"})
+	require.NoError(t, err)
+
+	exp := time.Now().Add(time.Hour).Unix()
+	rs := func(c jwt.MapClaims) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodRS256, c).SignedString(key)
+		require.NoError(t, err)
+		return s
+	}
+	hs := func(c jwt.MapClaims) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(secret)
+		require.NoError(t, err)
+		return s
+	}
+	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"username": "alice", "exp": exp}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	require.NoError(t, err)
+	dev, err := fleet.NewHS256Token(secret, "alice", "acme", time.Hour)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name   string
+		auth   *fleet.JWTAuthenticator
+		header string
+		want   fleet.Principal
+		ok     bool
+	}{
+		{"dev token", auth, "Bearer " + dev, fleet.Principal{Username: "alice", Organisation: "acme"}, true},
+		{"HS256", auth, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": exp}), fleet.Principal{Username: "bob"}, true},
+		{"RS256 from key file", auth, "Bearer " + rs(jwt.MapClaims{"preferred_username": "carol", "org_id": "o1", "exp": exp}), fleet.Principal{Username: "carol", Organisation: "o1"}, true},
+		{"custom claims", custom, "Bearer " + rs(jwt.MapClaims{"email": "d@x", "tenant": "t1", "exp": exp}), fleet.Principal{Username: "d@x", Organisation: "t1"}, true},
+		{"HS256 not configured", custom, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": exp}), fleet.Principal{}, false},
+		{"alg none", auth, "Bearer " + none, fleet.Principal{}, false},
+		{"no exp", auth, "Bearer " + hs(jwt.MapClaims{"username": "bob"}), fleet.Principal{}, false},
+		{"expired", auth, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": time.Now().Add(-time.Hour).Unix()}), fleet.Principal{}, false},
+		{"no username", auth, "Bearer " + hs(jwt.MapClaims{"exp": exp}), fleet.Principal{}, false},
+		{"no header", auth, "", fleet.Principal{}, false},
+		{"not bearer", auth, "Token " + dev, fleet.Principal{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := http.NewRequest(http.MethodGet, "/", nil)
+			require.NoError(t, err)
+			if tt.header != "" {
+				r.Header.Set("Authorization", tt.header)
+			}
+			p, err := tt.auth.Authenticate(r)
+			if !tt.ok {
+				require.ErrorIs(t, err, fleet.ErrUnauthenticated)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, p)
+		})
+	}
+	_, err = fleet.NewJWTAuthenticator(fleet.JWTOptions{})
+	assert.ErrorIs(t, err, fleet.ErrInvalid, "a key is required")
+}
+
+func TestJWTAuthenticatorJWKS(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	var fetches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		e := big.NewInt(int64(key.E)).Bytes()
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{
+			{"kty": "RSA", "kid": "k1", "use": "sig", "n": base64.RawURLEncoding.EncodeToString(key.N.Bytes()), "e": base64.RawURLEncoding.EncodeToString(e)},
+			{"kty": "EC", "kid": "ec"},
+		}})
+	}))
+	t.Cleanup(srv.Close)
+	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{JWKSURL: srv.URL})
+	require.NoError(t, err)
+	sign := func(k *rsa.PrivateKey, kid string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"username": "alice", "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = kid
+		s, err := tok.SignedString(k)
+		require.NoError(t, err)
+		return s
+	}
+	tests := []struct {
+		name  string
+		token string
+		ok    bool
+	}{
+		{"known kid", sign(key, "k1"), true},
+		{"again, from the cache", sign(key, "k1"), true},
+		{"wrong key under a known kid", sign(other, "k1"), false},
+		{"unknown kid", sign(other, "k2"), false},
+		{"non-RSA kid", sign(key, "ec"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.Header.Set("Authorization", "Bearer "+tt.token)
+			p, err := auth.Authenticate(r)
+			if !tt.ok {
+				require.ErrorIs(t, err, fleet.ErrUnauthenticated)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "alice", p.Username)
+		})
+	}
+	assert.Equal(t, int32(1), fetches.Load(), "unknown kids do not refetch more than every ten seconds")
+}

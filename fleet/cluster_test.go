@@ -1,0 +1,113 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/storetest"
+)
+
+// slowProvider is provisioned after two Ready checks, and its operator
+// comes up when operatorUp is set.
+type slowProvider struct {
+	fleet.InmemClusterProvider
+	checks     atomic.Int32
+	operatorUp atomic.Bool
+	deleted    atomic.Int32
+}
+
+func (p *slowProvider) Ready(ctx context.Context, c fleet.Cluster) (bool, error) {
+	return p.checks.Add(1) > 2, nil
+}
+
+func (p *slowProvider) FleetshardReady(context.Context, fleet.Cluster) (bool, error) {
+	return p.operatorUp.Load(), nil
+}
+
+func (p *slowProvider) Delete(ctx context.Context, c fleet.Cluster) (bool, error) {
+	p.deleted.Add(1)
+	return true, nil
+}
+
+// clusterStatus returns the cluster's status, "" before it exists.
+func clusterStatus(t *testing.T, st fleet.Store, id string) fleet.ClusterStatus {
+	t.Helper()
+	c, err := st.GetCluster(context.Background(), id)
+	if errors.Is(err, fleet.ErrNotFound) {
+		return ""
+	}
+	require.NoError(t, err)
+	return c.Status
+}
+
+func TestClusterLifecycle(t *testing.T) {
+	st := memStore(t)
+	p := &slowProvider{}
+	var terraformed atomic.Int32
+	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: []byte("s")})
+	require.NoError(t, err)
+	svc, err := fleet.New(st, fleet.Options{
+		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
+		Terraform: []fleet.TerraformStep{func(context.Context, fleet.Cluster) (bool, error) {
+			return terraformed.Add(1) > 1, nil // done on the second pass
+		}},
+		Interval: 20 * time.Millisecond, RetryInterval: 10 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == fleet.ClusterWaitingForFleetshard }, 10*time.Second, 5*time.Millisecond)
+	assert.GreaterOrEqual(t, p.checks.Load(), int32(3))
+	assert.GreaterOrEqual(t, terraformed.Load(), int32(2))
+
+	// No ready cluster yet: an instance waits in accepted.
+	inst := storetest.Instance("rex", "alice", "")
+	require.NoError(t, svc.Store().CreateInstance(context.Background(), inst))
+	require.Never(t, func() bool { return status(t, st, inst.ID) != fleet.StatusAccepted }, 200*time.Millisecond, 10*time.Millisecond)
+	p.operatorUp.Store(true)
+	require.Eventually(t, func() bool { return status(t, st, inst.ID) == fleet.StatusReady }, 10*time.Second, 5*time.Millisecond)
+
+	// Deprovisioning waits for the cluster's instances to go.
+	_, err = st.UpdateCluster(context.Background(), fleet.ClusterUpdate{ID: "local", From: fleet.ClusterReady, To: fleet.ClusterDeprovisioning})
+	require.NoError(t, err)
+	require.Never(t, func() bool { return p.deleted.Load() > 0 }, 200*time.Millisecond, 10*time.Millisecond)
+	_, err = svc.Store().UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusReady, To: fleet.StatusDeprovision})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == fleet.ClusterCleanup }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int32(1), p.deleted.Load())
+}
+
+// failingProvider cannot create clusters.
+type failingProvider struct{ fleet.InmemClusterProvider }
+
+func (*failingProvider) Create(context.Context, fleet.Cluster) error {
+	return fleet.TerminalError(errors.New("quota exceeded in the cloud account"))
+}
+
+func TestClusterProviderTerminalError(t *testing.T) {
+	st := memStore(t)
+	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: []byte("s")})
+	require.NoError(t, err)
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(),
+		ClusterProvider: &failingProvider{}, Interval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == fleet.ClusterFailed }, 10*time.Second, 5*time.Millisecond)
+	c, err := st.GetCluster(context.Background(), "local")
+	require.NoError(t, err)
+	assert.Equal(t, "quota exceeded in the cloud account", c.FailedReason)
+}

@@ -1,0 +1,73 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by this package and by Store implementations. Callers
+// test them with errors.Is; the HTTP handler maps them to the original's
+// error codes in one place (see writeError).
+var (
+	// ErrNotFound means no live or soft-deleted row has the ID.
+	ErrNotFound = errors.New("fleet: not found")
+	// ErrNameTaken means a live instance of the same kind already has the
+	// name in the owner's scope (organisation, else owner). It comes from
+	// the store's unique index, never from a prior query.
+	ErrNameTaken = errors.New("fleet: name already used")
+	// ErrExists means a cluster with the ID already exists.
+	ErrExists = errors.New("fleet: already exists")
+	// ErrConflict is matched by every *ConflictError: a compare-and-swap
+	// status update found another status.
+	ErrConflict = errors.New("fleet: status changed concurrently")
+	// ErrIllegalTransition is matched by every *TransitionError.
+	ErrIllegalTransition = errors.New("fleet: illegal status transition")
+	// ErrStaleFence means a worker write carried a fencing token that is no
+	// longer the lease's current one: its writer was deposed.
+	ErrStaleFence = errors.New("fleet: stale fencing token")
+	// ErrLeaseHeld means another holder owns an unexpired lease.
+	ErrLeaseHeld = errors.New("fleet: lease held by another replica")
+	// ErrInvalid wraps every validation failure of a request or a value.
+	ErrInvalid = errors.New("fleet: invalid")
+	// ErrBadSearch wraps every reason a search expression is refused.
+	ErrBadSearch = errors.New("fleet: bad search")
+	// ErrNoCapacity means no cluster can take the instance now.
+	ErrNoCapacity = errors.New("fleet: no cluster has capacity")
+	// ErrMaxInstances means the owner or organisation reached its maximum
+	// number of instances.
+	ErrMaxInstances = errors.New("fleet: maximum allowed instances reached")
+	// ErrInsufficientQuota means the quota does not allow the instance type.
+	ErrInsufficientQuota = errors.New("fleet: insufficient quota")
+	// ErrDenied means the owner or organisation is on the deny list.
+	ErrDenied = errors.New("fleet: denied")
+	// ErrUnauthenticated means the request carries no valid bearer token.
+	ErrUnauthenticated = errors.New("fleet: not authenticated")
+)
+
+// ConflictError is returned by a compare-and-swap update that lost: the row
+// was not in the Expected status any more. Actual is the status read after
+// the failed write (informational: it may have changed again since).
+type ConflictError struct {
+	ID       string
+	Expected string
+	Actual   string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("fleet: %s: expected status %q, found %q", e.ID, e.Expected, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// TransitionError is an illegal status change.
+type TransitionError struct {
+	From, To string
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("fleet: illegal status transition %s -> %s", e.From, e.To)
+}
+
+// Is makes errors.Is(err, ErrIllegalTransition) true.
+func (e *TransitionError) Is(target error) bool { return target == ErrIllegalTransition }

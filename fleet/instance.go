@@ -1,0 +1,97 @@
+package fleet
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Instance is one managed resource of a Kind (a dinosaur, a kafka).
+type Instance struct {
+	ID   string
+	Kind string // Kind.Name
+	Name string
+	// Owner is the username that created it; Organisation its organisation
+	// ("" when the token had none). Names are unique among live instances
+	// of a kind within Scope().
+	Owner         string
+	Organisation  string
+	CloudProvider string
+	Region        string
+	MultiAZ       bool
+	InstanceType  string
+	Status        Status
+	FailedReason  string
+	ClusterID     string
+	// Host is where the running instance answers, set when ready.
+	Host      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// StatusSince is when the instance entered Status: per-state timeouts
+	// count from it.
+	StatusSince time.Time
+	// ExpiresAt is set for trial instances; nil means never.
+	ExpiresAt *time.Time
+	// DeletedAt is set when the row is soft deleted.
+	DeletedAt *time.Time
+}
+
+// Scope is what names are unique within: the organisation, else the owner.
+func (i Instance) Scope() string { return ScopeOf(i.Owner, i.Organisation) }
+
+// ScopeOf returns the uniqueness and visibility scope of an owner.
+func ScopeOf(owner, organisation string) string {
+	if organisation != "" {
+		return "org:" + organisation
+	}
+	return "user:" + owner
+}
+
+// Cluster is a data plane cluster that hosts instances.
+type Cluster struct {
+	ID            string
+	CloudProvider string
+	Region        string
+	MultiAZ       bool
+	Status        ClusterStatus
+	FailedReason  string
+	// InstanceTypes it accepts; empty means any.
+	InstanceTypes []string
+	// Capacity in units (see PlacementOptions.Units); 0 means unlimited.
+	Capacity    int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	StatusSince time.Time
+}
+
+// NameMaxLength is the longest instance name the API accepts.
+const NameMaxLength = 32
+
+var nameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// ValidateName checks an instance name: ^[a-z]([-a-z0-9]*[a-z0-9])?$, at
+// most 32 characters.
+func ValidateName(name string) error {
+	if len(name) > NameMaxLength {
+		return fmt.Errorf("%w: name %q is longer than %d characters", ErrInvalid, name, NameMaxLength)
+	}
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%w: name %q must match %s", ErrInvalid, name, nameRE)
+	}
+	return nil
+}
+
+// xidEncoding is the alphabet of xid (base32hex, lower case).
+var xidEncoding = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
+
+// NewID returns a 20-character xid-style ID: 4 bytes of Unix seconds (so
+// IDs sort roughly by creation) and 8 random bytes.
+func NewID() string {
+	var b [12]byte
+	binary.BigEndian.PutUint32(b[:4], uint32(time.Now().Unix()))
+	_, _ = rand.Read(b[4:]) // crypto/rand.Read never fails
+	return xidEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,739 @@
+// Package sqlstore is the fleet.Store shared by fleet/sqlite and
+// fleet/postgres: one database/sql implementation parameterised by a
+// Dialect. Every value reaches SQL as a placeholder argument.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetkit/fleetkit/fleet"
+)
+
+// Dialect is what differs between the databases.
+type Dialect struct {
+	// Name names the database in errors.
+	Name string
+	// Numbered placeholders ($1, $2...) instead of ?.
+	Numbered bool
+	// TimeType and BoolType are the column types of the migrations.
+	TimeType, BoolType string
+	// ILike renders a case-insensitive LIKE of col against one placeholder.
+	ILike func(col string) string
+	// IsUnique reports a unique constraint violation.
+	IsUnique func(error) bool
+	// LockMigrations, when set, runs first in the migration transaction to
+	// serialise replicas migrating at once.
+	LockMigrations string
+	// ForUpdate is appended to the lease read ("" where the transaction
+	// already locks the database).
+	ForUpdate string
+}
+
+// Store implements fleet.Store on a *sql.DB.
+type Store struct {
+	db *sql.DB
+	d  Dialect
+	// stmts caches prepared statements by SQL text. Only queries from a
+	// bounded set are cached (never one rendered from a search).
+	stmts sync.Map
+}
+
+var _ fleet.Store = (*Store)(nil)
+
+// New applies the migrations db lacks and returns the store.
+func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
+	s := &Store{db: db, d: d}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// DB returns the underlying database handle.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the prepared statements and the database handle.
+func (s *Store) Close() error {
+	s.stmts.Range(func(k, v any) bool {
+		_ = v.(*sql.Stmt).Close()
+		s.stmts.Delete(k)
+		return true
+	})
+	return s.db.Close()
+}
+
+// stmt returns the cached prepared statement of query (already rebound),
+// or nil when preparing fails (the caller then runs it unprepared, which
+// reports the error).
+func (s *Store) stmt(ctx context.Context, query string) *sql.Stmt {
+	if v, ok := s.stmts.Load(query); ok {
+		return v.(*sql.Stmt)
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	if v, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		_ = st.Close()
+		return v.(*sql.Stmt)
+	}
+	return st
+}
+
+// queryRow, query and exec run query (with ? placeholders), through a
+// cached prepared statement when cache is set.
+func (s *Store) queryRow(ctx context.Context, cache bool, query string, args ...any) *sql.Row {
+	query = s.q(query)
+	if st := s.cached(ctx, cache, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return s.db.QueryRowContext(ctx, query, args...)
+}
+
+func (s *Store) query(ctx context.Context, cache bool, query string, args ...any) (*sql.Rows, error) {
+	query = s.q(query)
+	if st := s.cached(ctx, cache, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return s.db.QueryContext(ctx, query, args...)
+}
+
+func (s *Store) exec(ctx context.Context, cache bool, query string, args ...any) (sql.Result, error) {
+	query = s.q(query)
+	if st := s.cached(ctx, cache, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return s.db.ExecContext(ctx, query, args...)
+}
+
+func (s *Store) cached(ctx context.Context, cache bool, query string) *sql.Stmt {
+	if !cache {
+		return nil
+	}
+	return s.stmt(ctx, query)
+}
+
+// q rewrites ? placeholders for the dialect. The package's SQL contains no
+// ? other than placeholders.
+func (s *Store) q(query string) string {
+	if !s.d.Numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}
+
+func now() time.Time { return time.Now().UTC() }
+
+// migrations are applied in order, each once; their index+1 is the version.
+func (s *Store) migrations() []string {
+	r := strings.NewReplacer("{ts}", s.d.TimeType, "{bool}", s.d.BoolType)
+	return []string{
+		r.Replace(`
+CREATE TABLE instances (
+	id TEXT PRIMARY KEY,
+	kind TEXT NOT NULL,
+	name TEXT NOT NULL,
+	owner TEXT NOT NULL,
+	organisation TEXT NOT NULL DEFAULT '',
+	scope TEXT NOT NULL,
+	cloud_provider TEXT NOT NULL,
+	region TEXT NOT NULL,
+	multi_az {bool} NOT NULL,
+	instance_type TEXT NOT NULL,
+	status TEXT NOT NULL,
+	failed_reason TEXT NOT NULL DEFAULT '',
+	cluster_id TEXT NOT NULL DEFAULT '',
+	host TEXT NOT NULL DEFAULT '',
+	created_at {ts} NOT NULL,
+	updated_at {ts} NOT NULL,
+	status_since {ts} NOT NULL,
+	expires_at {ts},
+	deleted_at {ts}
+);
+CREATE UNIQUE INDEX instances_live_name ON instances (kind, scope, name) WHERE deleted_at IS NULL;
+CREATE INDEX instances_live_status ON instances (kind, status, status_since) WHERE deleted_at IS NULL;
+CREATE INDEX instances_live_cluster ON instances (cluster_id) WHERE deleted_at IS NULL;
+CREATE INDEX instances_owner ON instances (owner);
+CREATE INDEX instances_organisation ON instances (organisation);
+CREATE TABLE clusters (
+	id TEXT PRIMARY KEY,
+	cloud_provider TEXT NOT NULL,
+	region TEXT NOT NULL,
+	multi_az {bool} NOT NULL,
+	status TEXT NOT NULL,
+	failed_reason TEXT NOT NULL DEFAULT '',
+	instance_types TEXT NOT NULL DEFAULT '',
+	capacity INTEGER NOT NULL DEFAULT 0,
+	created_at {ts} NOT NULL,
+	updated_at {ts} NOT NULL,
+	status_since {ts} NOT NULL
+);
+CREATE TABLE leases (
+	name TEXT PRIMARY KEY,
+	holder TEXT NOT NULL,
+	token BIGINT NOT NULL,
+	expires_at {ts} NOT NULL
+);`),
+	}
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at `+s.d.TimeType+` NOT NULL)`); err != nil {
+		return fmt.Errorf("%s: create schema_migrations: %w", s.d.Name, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: migrate: %w", s.d.Name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if s.d.LockMigrations != "" {
+		if _, err := tx.ExecContext(ctx, s.d.LockMigrations); err != nil {
+			return fmt.Errorf("%s: lock migrations: %w", s.d.Name, err)
+		}
+	}
+	var current int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("%s: read schema version: %w", s.d.Name, err)
+	}
+	for i, m := range s.migrations() {
+		v := i + 1
+		if v <= current {
+			continue
+		}
+		for _, stmt := range strings.Split(m, ";") {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("%s: migration %d: %w", s.d.Name, v, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), v, now()); err != nil {
+			return fmt.Errorf("%s: record migration %d: %w", s.d.Name, v, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: commit migrations: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// Version returns the schema version applied.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+const instanceCols = `id, kind, name, owner, organisation, cloud_provider, region, multi_az, instance_type, status, failed_reason, cluster_id, host, created_at, updated_at, status_since, expires_at, deleted_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanInstance(r scanner) (fleet.Instance, error) {
+	var (
+		i         fleet.Instance
+		status    string
+		expires   sql.NullTime
+		deletedAt sql.NullTime
+	)
+	err := r.Scan(&i.ID, &i.Kind, &i.Name, &i.Owner, &i.Organisation, &i.CloudProvider, &i.Region, &i.MultiAZ,
+		&i.InstanceType, &status, &i.FailedReason, &i.ClusterID, &i.Host, &i.CreatedAt, &i.UpdatedAt, &i.StatusSince,
+		&expires, &deletedAt)
+	if err != nil {
+		return i, err
+	}
+	i.Status = fleet.Status(status)
+	i.CreatedAt, i.UpdatedAt, i.StatusSince = i.CreatedAt.UTC(), i.UpdatedAt.UTC(), i.StatusSince.UTC()
+	if expires.Valid {
+		t := expires.Time.UTC()
+		i.ExpiresAt = &t
+	}
+	if deletedAt.Valid {
+		t := deletedAt.Time.UTC()
+		i.DeletedAt = &t
+	}
+	return i, nil
+}
+
+func nullTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
+}
+
+// CreateInstance implements fleet.InstanceStore.
+func (s *Store) CreateInstance(ctx context.Context, i fleet.Instance) error {
+	if i.ID == "" {
+		return fmt.Errorf("%w: instance without ID", fleet.ErrInvalid)
+	}
+	if !i.Status.Valid() {
+		return fmt.Errorf("%w: status %q", fleet.ErrInvalid, i.Status)
+	}
+	_, err := s.exec(ctx, true, `INSERT INTO instances (`+instanceCols+`, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		i.ID, i.Kind, i.Name, i.Owner, i.Organisation, i.CloudProvider, i.Region, i.MultiAZ, i.InstanceType, string(i.Status),
+		i.FailedReason, i.ClusterID, i.Host, i.CreatedAt.UTC(), i.UpdatedAt.UTC(), i.StatusSince.UTC(), nullTime(i.ExpiresAt),
+		nullTime(i.DeletedAt), i.Scope())
+	if err != nil {
+		if s.d.IsUnique(err) {
+			var n int
+			if s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM instances WHERE id = ?`), i.ID).Scan(&n) == nil && n > 0 {
+				return fmt.Errorf("%w: instance %s", fleet.ErrExists, i.ID)
+			}
+			return fmt.Errorf("%w: %q", fleet.ErrNameTaken, i.Name)
+		}
+		return fmt.Errorf("%s: create instance: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// GetInstance implements fleet.InstanceStore.
+func (s *Store) GetInstance(ctx context.Context, id string) (fleet.Instance, error) {
+	i, err := scanInstance(s.queryRow(ctx, true, `SELECT `+instanceCols+` FROM instances WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return i, fmt.Errorf("%w: instance %s", fleet.ErrNotFound, id)
+	}
+	if err != nil {
+		return i, fmt.Errorf("%s: get instance: %w", s.d.Name, err)
+	}
+	return i, nil
+}
+
+// ListInstances implements fleet.InstanceStore.
+func (s *Store) ListInstances(ctx context.Context, q fleet.Query) ([]fleet.Instance, int, error) {
+	where, args, err := s.where(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int
+	cache := q.Search == nil // a rendered search would grow the cache without bound
+	if err := s.queryRow(ctx, cache, `SELECT COUNT(*) FROM instances WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("%s: count instances: %w", s.d.Name, err)
+	}
+	if q.Size < 0 || total == 0 {
+		return nil, total, nil
+	}
+	order, err := orderBy(q.OrderBy)
+	if err != nil {
+		return nil, 0, err
+	}
+	size := q.Size
+	if size == 0 {
+		size = fleet.DefaultPageSize
+	}
+	size = min(size, fleet.MaxPageSize)
+	page := max(q.Page, 1)
+	rows, err := s.query(ctx, cache, `SELECT `+instanceCols+` FROM instances WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		append(args, size, (page-1)*size)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: list instances: %w", s.d.Name, err)
+	}
+	defer rows.Close()
+	var out []fleet.Instance
+	for rows.Next() {
+		i, err := scanInstance(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: list instances: %w", s.d.Name, err)
+		}
+		out = append(out, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("%s: list instances: %w", s.d.Name, err)
+	}
+	return out, total, nil
+}
+
+func (s *Store) where(q fleet.Query) (string, []any, error) {
+	var (
+		conds []string
+		args  []any
+	)
+	if !q.IncludeDeleted {
+		conds = append(conds, "deleted_at IS NULL")
+	}
+	if q.Kind != "" {
+		conds, args = append(conds, "kind = ?"), append(args, q.Kind)
+	}
+	switch {
+	case q.Organisation != "":
+		conds, args = append(conds, "organisation = ?"), append(args, q.Organisation)
+	case q.Owner != "":
+		conds, args = append(conds, "owner = ?"), append(args, q.Owner)
+	}
+	if len(q.Statuses) > 0 {
+		conds = append(conds, "status IN ("+placeholders(len(q.Statuses))+")")
+		for _, st := range q.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	if q.ClusterID != "" {
+		conds, args = append(conds, "cluster_id = ?"), append(args, q.ClusterID)
+	}
+	if q.Search != nil {
+		sqlText, sargs, err := s.render(q.Search)
+		if err != nil {
+			return "", nil, err
+		}
+		conds, args = append(conds, sqlText), append(args, sargs...)
+	}
+	if len(conds) == 0 {
+		return "1 = 1", nil, nil
+	}
+	return strings.Join(conds, " AND "), args, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// searchColumns maps search fields to columns: the allow-list again, so
+// that only these identifiers can reach SQL whatever the Expr holds.
+var searchColumns = map[string]string{
+	"cloud_provider": "cloud_provider", "name": "name", "owner": "owner", "region": "region",
+	"status": "status", "instance_type": "instance_type", "cluster_id": "cluster_id",
+}
+
+func (s *Store) render(e fleet.Expr) (string, []any, error) {
+	switch e := e.(type) {
+	case fleet.Cond:
+		col, ok := searchColumns[e.Field]
+		if !ok {
+			return "", nil, fmt.Errorf("%w: field %q", fleet.ErrBadSearch, e.Field)
+		}
+		args := make([]any, len(e.Values))
+		for i, v := range e.Values {
+			args[i] = v
+		}
+		one := len(e.Values) == 1
+		switch {
+		case e.Op == fleet.OpEq && one:
+			return col + " = ?", args, nil
+		case e.Op == fleet.OpNe && one:
+			return col + " <> ?", args, nil
+		case e.Op == fleet.OpLike && one:
+			return col + " LIKE ?", args, nil
+		case e.Op == fleet.OpILike && one:
+			return s.d.ILike(col), args, nil
+		case e.Op == fleet.OpIn && len(e.Values) > 0:
+			return col + " IN (" + placeholders(len(e.Values)) + ")", args, nil
+		case e.Op == fleet.OpNotIn && len(e.Values) > 0:
+			return col + " NOT IN (" + placeholders(len(e.Values)) + ")", args, nil
+		}
+		return "", nil, fmt.Errorf("%w: operator %q with %d values", fleet.ErrBadSearch, e.Op, len(e.Values))
+	case fleet.And, fleet.Or:
+		terms, sep := []fleet.Expr(nil), " AND "
+		if and, ok := e.(fleet.And); ok {
+			terms = and
+		} else {
+			terms, sep = e.(fleet.Or), " OR "
+		}
+		if len(terms) == 0 {
+			return "", nil, fmt.Errorf("%w: empty %s", fleet.ErrBadSearch, strings.TrimSpace(sep))
+		}
+		parts := make([]string, 0, len(terms))
+		var args []any
+		for _, t := range terms {
+			p, a, err := s.render(t)
+			if err != nil {
+				return "", nil, err
+			}
+			parts, args = append(parts, "("+p+")"), append(args, a...)
+		}
+		return "(" + strings.Join(parts, sep) + ")", args, nil
+	default:
+		return "", nil, fmt.Errorf("%w: unknown expression %T", fleet.ErrBadSearch, e)
+	}
+}
+
+var orderColumns = map[string]string{
+	"id": "id", "name": "name", "owner": "owner", "organisation": "organisation", "cloud_provider": "cloud_provider",
+	"region": "region", "status": "status", "instance_type": "instance_type", "cluster_id": "cluster_id",
+	"created_at": "created_at", "updated_at": "updated_at", "status_since": "status_since",
+}
+
+func orderBy(os []fleet.Order) (string, error) {
+	if len(os) == 0 {
+		return "created_at, id", nil
+	}
+	parts := make([]string, 0, len(os)+1)
+	for _, o := range os {
+		col, ok := orderColumns[o.Field]
+		if !ok {
+			return "", fmt.Errorf("%w: cannot order by %q", fleet.ErrInvalid, o.Field)
+		}
+		if o.Desc {
+			col += " DESC"
+		}
+		parts = append(parts, col)
+	}
+	return strings.Join(append(parts, "id"), ", "), nil
+}
+
+// UpdateInstance implements fleet.InstanceStore.
+func (s *Store) UpdateInstance(ctx context.Context, u fleet.Update) (fleet.Instance, error) {
+	to := u.To
+	if to == "" {
+		to = u.From
+	}
+	if err := fleet.CheckTransition(u.From, to); err != nil {
+		return fleet.Instance{}, err
+	}
+	t := now()
+	sets := []string{"status = ?", "updated_at = ?"}
+	args := []any{string(to), t}
+	if to != u.From {
+		sets, args = append(sets, "status_since = ?"), append(args, t)
+	}
+	if u.ClusterID != nil {
+		sets, args = append(sets, "cluster_id = ?"), append(args, *u.ClusterID)
+	}
+	if u.Host != nil {
+		sets, args = append(sets, "host = ?"), append(args, *u.Host)
+	}
+	if u.FailedReason != nil {
+		sets, args = append(sets, "failed_reason = ?"), append(args, *u.FailedReason)
+	}
+	if u.SoftDelete {
+		sets, args = append(sets, "deleted_at = ?"), append(args, t)
+	}
+	where := "id = ? AND status = ? AND deleted_at IS NULL"
+	args = append(args, u.ID, string(u.From))
+	if !u.Fence.IsZero() {
+		where += " AND EXISTS (SELECT 1 FROM leases WHERE name = ? AND token = ?)"
+		args = append(args, u.Fence.Lease, u.Fence.Token)
+	}
+	i, err := scanInstance(s.queryRow(ctx, true, `UPDATE instances SET `+strings.Join(sets, ", ")+` WHERE `+where+` RETURNING `+instanceCols, args...))
+	if err == nil {
+		return i, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		if s.d.IsUnique(err) {
+			return i, fmt.Errorf("%w: %s", fleet.ErrNameTaken, u.ID)
+		}
+		return i, fmt.Errorf("%s: update instance: %w", s.d.Name, err)
+	}
+	// The swap lost: say why.
+	cur, gerr := s.GetInstance(ctx, u.ID)
+	switch {
+	case gerr != nil:
+		return i, gerr
+	case cur.DeletedAt != nil:
+		return i, fmt.Errorf("%w: instance %s is deleted", fleet.ErrNotFound, u.ID)
+	case cur.Status != u.From:
+		return i, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
+	default:
+		return i, fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
+	}
+}
+
+const clusterCols = `id, cloud_provider, region, multi_az, status, failed_reason, instance_types, capacity, created_at, updated_at, status_since`
+
+func scanCluster(r scanner) (fleet.Cluster, error) {
+	var (
+		c      fleet.Cluster
+		status string
+		types  string
+	)
+	err := r.Scan(&c.ID, &c.CloudProvider, &c.Region, &c.MultiAZ, &status, &c.FailedReason, &types, &c.Capacity,
+		&c.CreatedAt, &c.UpdatedAt, &c.StatusSince)
+	if err != nil {
+		return c, err
+	}
+	c.Status = fleet.ClusterStatus(status)
+	if types != "" {
+		c.InstanceTypes = strings.Split(types, ",")
+	}
+	c.CreatedAt, c.UpdatedAt, c.StatusSince = c.CreatedAt.UTC(), c.UpdatedAt.UTC(), c.StatusSince.UTC()
+	return c, nil
+}
+
+// CreateCluster implements fleet.ClusterStore.
+func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
+	if c.ID == "" {
+		return fmt.Errorf("%w: cluster without ID", fleet.ErrInvalid)
+	}
+	for _, t := range c.InstanceTypes {
+		if t == "" || strings.Contains(t, ",") {
+			return fmt.Errorf("%w: instance type %q", fleet.ErrInvalid, t)
+		}
+	}
+	t := now()
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = t
+	}
+	if c.UpdatedAt.IsZero() {
+		c.UpdatedAt = t
+	}
+	if c.StatusSince.IsZero() {
+		c.StatusSince = t
+	}
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO clusters (`+clusterCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		c.ID, c.CloudProvider, c.Region, c.MultiAZ, string(c.Status), c.FailedReason, strings.Join(c.InstanceTypes, ","),
+		c.Capacity, c.CreatedAt.UTC(), c.UpdatedAt.UTC(), c.StatusSince.UTC())
+	if err != nil {
+		if s.d.IsUnique(err) {
+			return fmt.Errorf("%w: cluster %s", fleet.ErrExists, c.ID)
+		}
+		return fmt.Errorf("%s: create cluster: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// GetCluster implements fleet.ClusterStore.
+func (s *Store) GetCluster(ctx context.Context, id string) (fleet.Cluster, error) {
+	c, err := scanCluster(s.db.QueryRowContext(ctx, s.q(`SELECT `+clusterCols+` FROM clusters WHERE id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, id)
+	}
+	if err != nil {
+		return c, fmt.Errorf("%s: get cluster: %w", s.d.Name, err)
+	}
+	return c, nil
+}
+
+// ListClusters implements fleet.ClusterStore.
+func (s *Store) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+clusterCols+` FROM clusters ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("%s: list clusters: %w", s.d.Name, err)
+	}
+	defer rows.Close()
+	var out []fleet.Cluster
+	for rows.Next() {
+		c, err := scanCluster(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: list clusters: %w", s.d.Name, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// UpdateCluster implements fleet.ClusterStore.
+func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
+	to := u.To
+	if to == "" {
+		to = u.From
+	}
+	if err := fleet.CheckClusterTransition(u.From, to); err != nil {
+		return fleet.Cluster{}, err
+	}
+	t := now()
+	sets := []string{"status = ?", "updated_at = ?"}
+	args := []any{string(to), t}
+	if to != u.From {
+		sets, args = append(sets, "status_since = ?"), append(args, t)
+	}
+	if u.FailedReason != nil {
+		sets, args = append(sets, "failed_reason = ?"), append(args, *u.FailedReason)
+	}
+	where := "id = ? AND status = ?"
+	args = append(args, u.ID, string(u.From))
+	if !u.Fence.IsZero() {
+		where += " AND EXISTS (SELECT 1 FROM leases WHERE name = ? AND token = ?)"
+		args = append(args, u.Fence.Lease, u.Fence.Token)
+	}
+	c, err := scanCluster(s.db.QueryRowContext(ctx, s.q(`UPDATE clusters SET `+strings.Join(sets, ", ")+` WHERE `+where+` RETURNING `+clusterCols), args...))
+	if err == nil {
+		return c, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("%s: update cluster: %w", s.d.Name, err)
+	}
+	cur, gerr := s.GetCluster(ctx, u.ID)
+	switch {
+	case gerr != nil:
+		return c, gerr
+	case cur.Status != u.From:
+		return c, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
+	default:
+		return c, fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
+	}
+}
+
+// AcquireLease implements fleet.LeaseStore.
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+	if name == "" || holder == "" || ttl <= 0 {
+		return fleet.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fleet.Lease{}, fmt.Errorf("%s: acquire lease: %w", s.d.Name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	t := now()
+	l := fleet.Lease{Name: name, Holder: holder, ExpiresAt: t.Add(ttl)}
+	var (
+		curHolder  string
+		curToken   int64
+		curExpires time.Time
+	)
+	err = tx.QueryRowContext(ctx, s.q(`SELECT holder, token, expires_at FROM leases WHERE name = ?`+s.d.ForUpdate), name).Scan(&curHolder, &curToken, &curExpires)
+	var res sql.Result
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// First use: the row is created on demand.
+		l.Token = 1
+		res, err = tx.ExecContext(ctx, s.q(`INSERT INTO leases (name, holder, token, expires_at) VALUES (?, ?, 1, ?) ON CONFLICT (name) DO NOTHING`), name, holder, l.ExpiresAt)
+	case err != nil:
+		return fleet.Lease{}, fmt.Errorf("%s: read lease: %w", s.d.Name, err)
+	case curHolder == holder:
+		// Renewal, re-checked in the write: still ours, same token.
+		l.Token = curToken
+		res, err = tx.ExecContext(ctx, s.q(`UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?`), l.ExpiresAt, name, holder, curToken)
+	case curExpires.After(t):
+		return fleet.Lease{}, fmt.Errorf("%w: %s held by %s until %s", fleet.ErrLeaseHeld, name, curHolder, curExpires.UTC().Format(time.RFC3339Nano))
+	default:
+		// Take-over of an expired lease: a new token fences the old holder.
+		l.Token = curToken + 1
+		res, err = tx.ExecContext(ctx, s.q(`UPDATE leases SET holder = ?, token = ?, expires_at = ? WHERE name = ? AND token = ?`), holder, l.Token, l.ExpiresAt, name, curToken)
+	}
+	if err != nil {
+		return fleet.Lease{}, fmt.Errorf("%s: write lease: %w", s.d.Name, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fleet.Lease{}, fmt.Errorf("%w: %s changed concurrently", fleet.ErrLeaseHeld, name)
+	}
+	if err := tx.Commit(); err != nil {
+		return fleet.Lease{}, fmt.Errorf("%s: commit lease: %w", s.d.Name, err)
+	}
+	return l, nil
+}
+
+// ReleaseLease implements fleet.LeaseStore.
+func (s *Store) ReleaseLease(ctx context.Context, l fleet.Lease) error {
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?`), time.Unix(0, 0).UTC(), l.Name, l.Holder, l.Token)
+	if err != nil {
+		return fmt.Errorf("%s: release lease: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// Truncate deletes every row of every table but keeps the schema: what
+// integration tests do between tests instead of re-migrating.
+func (s *Store) Truncate(ctx context.Context) error {
+	for _, t := range []string{"instances", "clusters", "leases"} {
+		if _, err := s.db.ExecContext(ctx, `DELETE FROM `+t); err != nil {
+			return fmt.Errorf("%s: truncate %s: %w", s.d.Name, t, err)
+		}
+	}
+	return nil
+}

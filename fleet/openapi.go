@@ -1,0 +1,9 @@
+package fleet
+
+import _ "embed"
+
+// openapiTemplate is the OpenAPI 3 document of the API, with {{plural}},
+// {{name}}, {{Display}}, {{base}} and {{prefix}} filled in per kind.
+//
+//go:embed openapi.yaml
+var openapiTemplate string

@@ -1,0 +1,56 @@
+package fleet
+
+import (
+	"fmt"
+	"slices"
+)
+
+// ClusterUsage is a cluster and the capacity units its live instances use.
+type ClusterUsage struct {
+	Cluster
+	Used int
+}
+
+// Placement chooses the cluster of an instance. It is a pure function of
+// its inputs, called by the accepted worker under a lock, so it need not be
+// safe for concurrent use.
+type Placement interface {
+	// Place returns the ID of the cluster for inst, which needs units
+	// capacity units, among clusters; ErrNoCapacity when none fits.
+	Place(inst Instance, units int, clusters []ClusterUsage) (string, error)
+}
+
+// PlacementFunc adapts a function to Placement.
+type PlacementFunc func(inst Instance, units int, clusters []ClusterUsage) (string, error)
+
+// Place calls f.
+func (f PlacementFunc) Place(inst Instance, units int, clusters []ClusterUsage) (string, error) {
+	return f(inst, units, clusters)
+}
+
+// FirstReady is the default Placement, the original's: the first cluster
+// (by ID) that is ready, matches the instance's cloud provider, region,
+// multi-AZ and instance type, and has units free.
+type FirstReady struct{}
+
+var _ Placement = FirstReady{}
+
+// Place implements Placement.
+func (FirstReady) Place(inst Instance, units int, clusters []ClusterUsage) (string, error) {
+	for _, c := range clusters {
+		if Fits(c, inst, units) {
+			return c.ID, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s %s %s", ErrNoCapacity, inst.CloudProvider, inst.Region, inst.InstanceType)
+}
+
+// Fits reports whether the instance could go to c now.
+func Fits(c ClusterUsage, inst Instance, units int) bool {
+	return c.Status == ClusterReady &&
+		c.CloudProvider == inst.CloudProvider &&
+		c.Region == inst.Region &&
+		c.MultiAZ == inst.MultiAZ &&
+		(len(c.InstanceTypes) == 0 || slices.Contains(c.InstanceTypes, inst.InstanceType)) &&
+		(c.Capacity == 0 || c.Used+units <= c.Capacity)
+}

@@ -1,0 +1,81 @@
+// Package postgres is the production fleet.Store: PostgreSQL through pgx
+// (its database/sql driver, so it shares its SQL with fleet/sqlite).
+// Several replicas can share one database: names are unique by a partial
+// unique index, status changes are compare-and-swap, leases re-check their
+// holder under a row lock, and migrations are serialised by an advisory
+// lock.
+//
+//	st, err := postgres.Open(ctx, "postgres://user@127.0.0.1:5432/fleet?sslmode=disable")
+//	if err != nil { ... }
+//	defer st.Close()
+//
+// A Store is safe for concurrent use.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/internal/sqlstore"
+)
+
+// Store is a fleet.Store on PostgreSQL.
+type Store struct {
+	*sqlstore.Store
+}
+
+var _ fleet.Store = (*Store)(nil)
+
+// Options tunes Open.
+type Options struct {
+	// MaxConns bounds the connection pool; 0 means 20.
+	MaxConns int
+}
+
+// Open connects to the database at url (a postgres:// URL or a DSN) and
+// applies the migrations it lacks.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse url: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 20
+	}
+	db.SetMaxOpenConns(opts.MaxConns)
+	db.SetMaxIdleConns(opts.MaxConns)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	st, err := sqlstore.New(ctx, db, Dialect())
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{Store: st}, nil
+}
+
+// Dialect is PostgreSQL's sqlstore dialect.
+func Dialect() sqlstore.Dialect {
+	return sqlstore.Dialect{
+		Name:           "postgres",
+		Numbered:       true,
+		TimeType:       "TIMESTAMPTZ",
+		BoolType:       "BOOLEAN",
+		ILike:          func(col string) string { return col + " ILIKE ?" },
+		LockMigrations: "SELECT pg_advisory_xact_lock(7302021)",
+		ForUpdate:      " FOR UPDATE",
+		IsUnique: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && e.Code == "23505"
+		},
+	}
+}

@@ -1,0 +1,73 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/postgres"
+	"github.com/fleetkit/fleetkit/fleet/storetest"
+	"github.com/fleetkit/fleetkit/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// URLEnv names the variable that points the tests at a PostgreSQL server;
+// scripts/start-postgres.sh starts one and prints it.
+const URLEnv = "FLEETKIT_TEST_POSTGRES_URL"
+
+func openEmpty(t *testing.T) *postgres.Store {
+	t.Helper()
+	url := os.Getenv(URLEnv)
+	if url == "" {
+		testenv.Missing(t, "%s is not set (eval \"$(scripts/start-postgres.sh)\" starts a server)", URLEnv)
+	}
+	st, err := postgres.Open(context.Background(), url, postgres.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.NoError(t, st.Truncate(context.Background()))
+	return st
+}
+
+func TestConformance(t *testing.T) {
+	openEmpty(t)
+	storetest.Run(t, func(t *testing.T) fleet.Store { return openEmpty(t) })
+}
+
+func TestMigrationsOnce(t *testing.T) {
+	st := openEmpty(t)
+	v, err := st.Version(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+}
+
+func TestLifecycle(t *testing.T) {
+	openEmpty(t)
+	storetest.RunLifecycle(t, func(t *testing.T) fleet.Store { return openEmpty(t) })
+}
+
+// BenchmarkLoad creates FLEETKIT_LOAD_N (default 10,000) instances through
+// the API from FLEETKIT_LOAD_CLIENTS (default 32) clients and waits until
+// all are ready (in-memory data plane):
+//
+//	eval "$(scripts/start-postgres.sh)"
+//	go test -run '^$' -bench Load -benchtime 1x ./fleet/postgres
+func BenchmarkLoad(b *testing.B) {
+	n := storetest.LoadN(b)
+	url := os.Getenv(URLEnv)
+	if url == "" {
+		testenv.Missing(b, "%s is not set (eval \"$(scripts/start-postgres.sh)\" starts a server)", URLEnv)
+	}
+	for range b.N {
+		st, err := postgres.Open(context.Background(), url, postgres.Options{})
+		require.NoError(b, err)
+		require.NoError(b, st.Truncate(context.Background()))
+		res := storetest.Load(b, st, n, storetest.LoadClients(b))
+		b.Log(res)
+		storetest.ReportLoad(b, res)
+		require.NoError(b, st.Close())
+	}
+}

@@ -1,0 +1,280 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/sqlite"
+	"github.com/fleetkit/fleetkit/fleet/storetest"
+)
+
+func memStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), ":memory:")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// runRuntime runs rt until the end of the test.
+func runRuntime(t *testing.T, rt *fleet.Runtime) context.CancelFunc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { assert.NoError(t, rt.Run(ctx)) })
+	stop := func() { cancel(); wg.Wait() }
+	t.Cleanup(stop)
+	return stop
+}
+
+// move returns a reconciler that moves instances from one status to the
+// next.
+func move(st fleet.Store, from, to fleet.Status) fleet.Reconciler {
+	return fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+		_, err := st.UpdateInstance(ctx, fleet.Update{ID: req.ID, From: from, To: to, Fence: req.Fence})
+		if errors.Is(err, fleet.ErrConflict) {
+			return fleet.Result{}, nil
+		}
+		return fleet.Result{}, err
+	})
+}
+
+func status(t *testing.T, st fleet.Store, id string) fleet.Status {
+	t.Helper()
+	i, err := st.GetInstance(context.Background(), id)
+	require.NoError(t, err)
+	return i.Status
+}
+
+func TestRuntimeWakesOnChange(t *testing.T) {
+	n := fleet.NewNotifier()
+	st := fleet.NotifyingStore(memStore(t), n)
+	rt, err := fleet.NewRuntime(st, []fleet.Worker{
+		// An hour's resync: only the notifier can make this fast.
+		{Status: fleet.StatusAccepted, Reconciler: move(st, fleet.StatusAccepted, fleet.StatusPreparing), Interval: time.Hour},
+		{Status: fleet.StatusPreparing, Reconciler: move(st, fleet.StatusPreparing, fleet.StatusProvisioning), Interval: time.Hour},
+	}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Notifier: n})
+	require.NoError(t, err)
+	runRuntime(t, rt)
+	for i := range 3 {
+		in := storetest.Instance("rex"+string(rune('a'+i)), "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), in))
+		// Far less than the hour-long resync: two transitions without a tick.
+		require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusProvisioning }, 30*time.Second, time.Millisecond)
+	}
+}
+
+func TestRuntimeRetriesWithBackoff(t *testing.T) {
+	st := memStore(t)
+	var calls atomic.Int32
+	var times sync.Map
+	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+		n := calls.Add(1)
+		times.Store(n, time.Now())
+		if n <= 3 {
+			return fleet.Result{}, errors.New("flaky")
+		}
+		return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+	})
+	rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, BaseBackoff: 20 * time.Millisecond}},
+		nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+	require.NoError(t, err)
+	in := storetest.Instance("rex", "alice", "")
+	require.NoError(t, st.CreateInstance(context.Background(), in))
+	runRuntime(t, rt)
+	require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusPreparing }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int32(4), calls.Load())
+	at := func(n int32) time.Time { v, _ := times.Load(n); return v.(time.Time) }
+	assert.GreaterOrEqual(t, at(2).Sub(at(1)), 20*time.Millisecond)
+	assert.GreaterOrEqual(t, at(3).Sub(at(2)), 40*time.Millisecond, "backoff doubles")
+	assert.GreaterOrEqual(t, at(4).Sub(at(3)), 80*time.Millisecond)
+}
+
+func TestRuntimeTerminalErrorAndTimeout(t *testing.T) {
+	st := memStore(t)
+	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+		i, err := st.GetInstance(ctx, req.ID)
+		if err != nil {
+			return fleet.Result{}, err
+		}
+		if i.Name == "doomed" {
+			return fleet.Result{}, fleet.TerminalError(errors.New("no eggs left"))
+		}
+		return fleet.Result{RequeueAfter: 10 * time.Millisecond}, nil // waits forever
+	})
+	rt, err := fleet.NewRuntime(st, []fleet.Worker{{
+		Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, Timeout: 300 * time.Millisecond,
+		TimeoutReason: func(i fleet.Instance) string { return "waited too long: " + i.Name },
+	}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+	require.NoError(t, err)
+	doomed, waiting := storetest.Instance("doomed", "alice", ""), storetest.Instance("waiting", "alice", "")
+	require.NoError(t, st.CreateInstance(context.Background(), doomed))
+	require.NoError(t, st.CreateInstance(context.Background(), waiting))
+	runRuntime(t, rt)
+	for id, reason := range map[string]string{doomed.ID: "no eggs left", waiting.ID: "waited too long: waiting"} {
+		require.Eventually(t, func() bool { return status(t, st, id) == fleet.StatusFailed }, 10*time.Second, 5*time.Millisecond)
+		i, err := st.GetInstance(context.Background(), id)
+		require.NoError(t, err)
+		assert.Equal(t, reason, i.FailedReason)
+	}
+}
+
+func TestRuntimeBoundsConcurrency(t *testing.T) {
+	st := memStore(t)
+	var inflight, peak atomic.Int32
+	release := make(chan struct{})
+	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+	})
+	for i := range 12 {
+		require.NoError(t, st.CreateInstance(context.Background(), storetest.Instance("d"+string(rune('a'+i)), "alice", "")))
+	}
+	rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Concurrency: 3}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+	require.NoError(t, err)
+	runRuntime(t, rt)
+	require.Eventually(t, func() bool { return inflight.Load() == 3 }, 5*time.Second, time.Millisecond)
+	close(release)
+	require.Eventually(t, func() bool {
+		_, n, err := st.ListInstances(context.Background(), fleet.Query{Statuses: []fleet.Status{fleet.StatusPreparing}, Size: -1})
+		return err == nil && n == 12
+	}, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int32(3), peak.Load())
+}
+
+// flakyLeases fails every lease call while fail is set: a replica cut off
+// from the database.
+type flakyLeases struct {
+	fleet.LeaseStore
+	fail atomic.Bool
+}
+
+func (f *flakyLeases) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+	if f.fail.Load() {
+		return fleet.Lease{}, errors.New("connection refused")
+	}
+	return f.LeaseStore.AcquireLease(ctx, name, holder, ttl)
+}
+
+// runLog records which replica's job ran when, under which token.
+type runLog struct {
+	mu   sync.Mutex
+	runs []jobRun // guarded by mu
+}
+
+type jobRun struct {
+	holder     string
+	token      int64
+	start, end time.Time
+}
+
+func (l *runLog) job(holder string) fleet.Job {
+	return fleet.Job{Name: "dinosaur/general", Interval: 5 * time.Millisecond, Run: func(ctx context.Context, f fleet.Fence) error {
+		r := jobRun{holder: holder, token: f.Token, start: time.Now()}
+		r.end = time.Now()
+		l.mu.Lock()
+		l.runs = append(l.runs, r)
+		l.mu.Unlock()
+		return nil
+	}}
+}
+
+func (l *runLog) holders() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var hs []string
+	for _, r := range l.runs {
+		if len(hs) == 0 || hs[len(hs)-1] != r.holder {
+			hs = append(hs, r.holder)
+		}
+	}
+	return hs
+}
+
+// assertNoOverlap checks that the replicas' runs never interleave and that
+// each take-over has a higher token.
+func (l *runLog) assertNoOverlap(t *testing.T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 1; i < len(l.runs); i++ {
+		prev, cur := l.runs[i-1], l.runs[i]
+		if prev.holder != cur.holder {
+			assert.Greater(t, cur.token, prev.token, "a take-over increments the token")
+			assert.False(t, cur.start.Before(prev.end), "replica %s ran before %s had stopped", cur.holder, prev.holder)
+		}
+	}
+}
+
+func TestLeaderElection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	open := func() *sqlite.Store {
+		st, err := sqlite.Open(context.Background(), path)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	const ttl = 600 * time.Millisecond
+	log := &runLog{}
+	stA, stB := open(), open()
+	leasesA := &flakyLeases{LeaseStore: stA}
+	rtA, err := fleet.NewRuntime(stA, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: leasesA, Holder: "a", LeaseTTL: ttl})
+	require.NoError(t, err)
+	rtB, err := fleet.NewRuntime(stB, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: stB, Holder: "b", LeaseTTL: ttl})
+	require.NoError(t, err)
+
+	stopA := runRuntime(t, rtA)
+	require.Eventually(t, func() bool { return len(log.holders()) == 1 }, 5*time.Second, time.Millisecond)
+	runRuntime(t, rtB)
+	// B waits while A renews.
+	require.Never(t, func() bool { return len(log.holders()) > 1 }, 2*ttl, 20*time.Millisecond)
+
+	// A is cut off from the database: it stops, then B takes over.
+	leasesA.fail.Store(true)
+	require.Eventually(t, func() bool { return len(log.holders()) == 2 }, 5*ttl, 5*time.Millisecond)
+	assert.Equal(t, []string{"a", "b"}, log.holders())
+	log.assertNoOverlap(t)
+
+	// A comes back: B keeps the lease.
+	leasesA.fail.Store(false)
+	require.Never(t, func() bool { return len(log.holders()) > 2 }, 2*ttl, 20*time.Millisecond)
+	stopA()
+	log.assertNoOverlap(t)
+}
+
+func TestLeaderHandOverOnStop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	st, err := sqlite.Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	log := &runLog{}
+	rtA, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "a", LeaseTTL: time.Hour})
+	require.NoError(t, err)
+	rtB, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "b", LeaseTTL: 300 * time.Millisecond})
+	require.NoError(t, err)
+	stopA := runRuntime(t, rtA)
+	require.Eventually(t, func() bool { return len(log.holders()) == 1 }, 5*time.Second, time.Millisecond)
+	runRuntime(t, rtB)
+	stopA() // a clean stop releases the lease: no waiting for an hour's TTL
+	require.Eventually(t, func() bool { return len(log.holders()) == 2 }, 5*time.Second, 5*time.Millisecond)
+	log.assertNoOverlap(t)
+}

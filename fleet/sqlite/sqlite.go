@@ -1,0 +1,88 @@
+// Package sqlite is the embedded fleet.Store: SQLite through
+// modernc.org/sqlite (pure Go, no cgo, no server). It is the default of
+// examples/fleet-manager.
+//
+// The database is a file (created with its schema on first use) or, for
+// ":memory:", private to the Store. Writes are serialised by SQLite; the
+// Store uses one connection, so it is safe for concurrent use and never
+// sees SQLITE_BUSY from itself. Several processes may share a file (WAL
+// mode, busy timeout), though PostgreSQL (fleet/postgres) is the store
+// for several replicas.
+//
+//	st, err := sqlite.Open(ctx, "fleet.db")
+//	if err != nil { ... }
+//	defer st.Close()
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/internal/sqlstore"
+)
+
+// Store is a fleet.Store on SQLite.
+type Store struct {
+	*sqlstore.Store
+}
+
+var _ fleet.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path, or a private
+// in-memory database for ":memory:" or "", and applies the migrations it
+// lacks.
+func Open(ctx context.Context, path string) (*Store, error) {
+	params := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "foreign_keys(1)", "case_sensitive_like(1)", "synchronous(NORMAL)", "journal_size_limit(67108864)"} {
+		params.Add("_pragma", p)
+	}
+	params.Set("_time_format", "sqlite")
+	params.Set("_txlock", "immediate")
+	var dsn string
+	if path == "" || path == ":memory:" {
+		dsn = "file::memory:?" + params.Encode()
+	} else {
+		params.Add("_pragma", "journal_mode(WAL)")
+		dsn = "file:" + strings.ReplaceAll(path, "?", "%3F") + "?" + params.Encode()
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	st, err := sqlstore.New(ctx, db, Dialect())
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{Store: st}, nil
+}
+
+// Dialect is SQLite's sqlstore dialect. LIKE is case-sensitive (the
+// case_sensitive_like pragma) as in PostgreSQL; ILIKE compares lower case.
+func Dialect() sqlstore.Dialect {
+	return sqlstore.Dialect{
+		Name:     "sqlite",
+		TimeType: "DATETIME",
+		BoolType: "BOOLEAN",
+		ILike:    func(col string) string { return "LOWER(" + col + ") LIKE LOWER(?)" },
+		IsUnique: func(err error) bool {
+			var e *sqlite.Error
+			if !errors.As(err, &e) {
+				return false
+			}
+			return e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+		},
+	}
+}

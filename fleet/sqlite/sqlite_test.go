@@ -1,0 +1,73 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/sqlite"
+	"github.com/fleetkit/fleetkit/fleet/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) fleet.Store {
+			st, err := sqlite.Open(context.Background(), ":memory:")
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = st.Close() })
+			return st
+		})
+	})
+	t.Run("file", func(t *testing.T) {
+		// One file for the suite, truncated between tests like PostgreSQL.
+		path := filepath.Join(t.TempDir(), "fleet.db")
+		storetest.Run(t, func(t *testing.T) fleet.Store {
+			st, err := sqlite.Open(context.Background(), path)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = st.Close() })
+			require.NoError(t, st.Truncate(context.Background()))
+			return st
+		})
+	})
+}
+
+func TestMigrationsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	for range 2 {
+		st, err := sqlite.Open(context.Background(), path)
+		require.NoError(t, err)
+		v, err := st.Version(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 1, v)
+		require.NoError(t, st.Close())
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	storetest.RunLifecycle(t, func(t *testing.T) fleet.Store {
+		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "fleet.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	})
+}
+
+// BenchmarkLoad creates FLEETKIT_LOAD_N (default 10,000) instances through
+// the API from FLEETKIT_LOAD_CLIENTS (default 32) clients and waits until
+// all are ready (in-memory data plane):
+//
+//	go test -run '^$' -bench Load -benchtime 1x ./fleet/sqlite
+func BenchmarkLoad(b *testing.B) {
+	n := storetest.LoadN(b)
+	for range b.N {
+		st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "fleet.db"))
+		require.NoError(b, err)
+		res := storetest.Load(b, st, n, storetest.LoadClients(b))
+		b.Log(res)
+		storetest.ReportLoad(b, res)
+		require.NoError(b, st.Close())
+	}
+}

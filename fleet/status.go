@@ -1,0 +1,97 @@
+package fleet
+
+import "slices"
+
+// Status is the lifecycle state of an instance.
+type Status string
+
+// Instance statuses. accepted → preparing → provisioning → ready; the first
+// three (and ready) may fail; ready and failed (and the first three) go to
+// deprovision on a delete request, then deleting, then the row is soft
+// deleted (DeletedAt set, status stays deleting).
+const (
+	StatusAccepted     Status = "accepted"
+	StatusPreparing    Status = "preparing"
+	StatusProvisioning Status = "provisioning"
+	StatusReady        Status = "ready"
+	StatusFailed       Status = "failed"
+	StatusDeprovision  Status = "deprovision"
+	StatusDeleting     Status = "deleting"
+)
+
+// Transitions lists, for every instance status, the statuses it may move
+// to. It is the single source of truth: stores refuse any other change.
+// A write that keeps the status (From == To) is always allowed.
+func Transitions() map[Status][]Status {
+	return map[Status][]Status{
+		StatusAccepted:     {StatusPreparing, StatusFailed, StatusDeprovision},
+		StatusPreparing:    {StatusProvisioning, StatusFailed, StatusDeprovision},
+		StatusProvisioning: {StatusReady, StatusFailed, StatusDeprovision},
+		StatusReady:        {StatusFailed, StatusDeprovision},
+		StatusFailed:       {StatusDeprovision},
+		StatusDeprovision:  {StatusDeleting},
+		StatusDeleting:     {},
+	}
+}
+
+// Statuses returns every instance status in lifecycle order.
+func Statuses() []Status {
+	return []Status{StatusAccepted, StatusPreparing, StatusProvisioning, StatusReady, StatusFailed, StatusDeprovision, StatusDeleting}
+}
+
+// Valid reports whether s is a known instance status.
+func (s Status) Valid() bool { return slices.Contains(Statuses(), s) }
+
+// CheckTransition returns a *TransitionError unless from → to is allowed.
+func CheckTransition(from, to Status) error {
+	if from == to && from.Valid() {
+		return nil
+	}
+	if slices.Contains(Transitions()[from], to) {
+		return nil
+	}
+	return &TransitionError{From: string(from), To: string(to)}
+}
+
+// ClusterStatus is the lifecycle state of a data plane cluster.
+type ClusterStatus string
+
+// Cluster statuses: cluster_accepted → cluster_provisioning →
+// cluster_provisioned → (terraforming) → waiting_for_fleetshard_operator →
+// ready; ready → deprovisioning → cleanup; any but cleanup → failed.
+const (
+	ClusterAccepted             ClusterStatus = "cluster_accepted"
+	ClusterProvisioning         ClusterStatus = "cluster_provisioning"
+	ClusterProvisioned          ClusterStatus = "cluster_provisioned"
+	ClusterWaitingForFleetshard ClusterStatus = "waiting_for_fleetshard_operator"
+	ClusterReady                ClusterStatus = "ready"
+	ClusterDeprovisioning       ClusterStatus = "deprovisioning"
+	ClusterCleanup              ClusterStatus = "cleanup"
+	ClusterFailed               ClusterStatus = "failed"
+)
+
+// ClusterTransitions is Transitions for clusters.
+func ClusterTransitions() map[ClusterStatus][]ClusterStatus {
+	return map[ClusterStatus][]ClusterStatus{
+		ClusterAccepted:             {ClusterProvisioning, ClusterFailed, ClusterDeprovisioning},
+		ClusterProvisioning:         {ClusterProvisioned, ClusterFailed, ClusterDeprovisioning},
+		ClusterProvisioned:          {ClusterWaitingForFleetshard, ClusterFailed, ClusterDeprovisioning},
+		ClusterWaitingForFleetshard: {ClusterReady, ClusterFailed, ClusterDeprovisioning},
+		ClusterReady:                {ClusterDeprovisioning, ClusterFailed},
+		ClusterFailed:               {ClusterDeprovisioning},
+		ClusterDeprovisioning:       {ClusterCleanup, ClusterFailed},
+		ClusterCleanup:              {},
+	}
+}
+
+// CheckClusterTransition returns a *TransitionError unless from → to is
+// allowed.
+func CheckClusterTransition(from, to ClusterStatus) error {
+	if _, ok := ClusterTransitions()[from]; ok && from == to {
+		return nil
+	}
+	if slices.Contains(ClusterTransitions()[from], to) {
+		return nil
+	}
+	return &TransitionError{From: string(from), To: string(to)}
+}

@@ -1,0 +1,147 @@
+package fleet
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the persistence of a fleet: instances, clusters and leases. The
+// implementations are fleet/sqlite (embedded default) and fleet/postgres;
+// fleet/storetest is the conformance suite both pass. A Store is safe for
+// concurrent use; every method may block on I/O.
+type Store interface {
+	InstanceStore
+	ClusterStore
+	LeaseStore
+}
+
+// InstanceStore persists instances.
+type InstanceStore interface {
+	// CreateInstance inserts inst as given (ID, times and status set by the
+	// caller). A live instance of the same kind and name in the same scope
+	// makes it fail with ErrNameTaken (a unique index, not a query).
+	CreateInstance(ctx context.Context, inst Instance) error
+	// GetInstance returns the instance with id, soft-deleted or not, or
+	// ErrNotFound.
+	GetInstance(ctx context.Context, id string) (Instance, error)
+	// ListInstances returns one page of the instances q selects and the
+	// number of instances it selects in all.
+	ListInstances(ctx context.Context, q Query) ([]Instance, int, error)
+	// UpdateInstance applies u as a compare-and-swap on the status (and on
+	// the fencing token when u.Fence is set) and returns the row after the
+	// write. A lost swap is a *ConflictError, an illegal transition a
+	// *TransitionError, a stale token ErrStaleFence, a missing or soft
+	// deleted row ErrNotFound.
+	UpdateInstance(ctx context.Context, u Update) (Instance, error)
+}
+
+// ClusterStore persists clusters.
+type ClusterStore interface {
+	// CreateCluster inserts c; an existing ID is ErrExists.
+	CreateCluster(ctx context.Context, c Cluster) error
+	// GetCluster returns the cluster with id or ErrNotFound.
+	GetCluster(ctx context.Context, id string) (Cluster, error)
+	// ListClusters returns every cluster, ordered by ID.
+	ListClusters(ctx context.Context) ([]Cluster, error)
+	// UpdateCluster is UpdateInstance for clusters.
+	UpdateCluster(ctx context.Context, u ClusterUpdate) (Cluster, error)
+}
+
+// LeaseStore holds the leader leases, one row per name, created on demand.
+type LeaseStore interface {
+	// AcquireLease takes the lease name for holder for ttl, or renews it
+	// when holder already holds it. In one transaction it re-checks the
+	// current holder; taking over (a new holder, or the row's first use)
+	// increments the fencing token. Another holder's unexpired lease is
+	// ErrLeaseHeld.
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
+	// ReleaseLease ends l early if it is still held with l's token.
+	ReleaseLease(ctx context.Context, l Lease) error
+}
+
+// Lease is a held leader lease.
+type Lease struct {
+	Name      string
+	Holder    string
+	Token     int64
+	ExpiresAt time.Time
+}
+
+// Fence returns the fencing token that worker writes under l carry.
+func (l Lease) Fence() Fence { return Fence{Lease: l.Name, Token: l.Token} }
+
+// Fence is the fencing token of a lease. A write carrying a non-zero Fence
+// succeeds only while the lease row still has that token; the zero Fence
+// (API writes) is not checked.
+type Fence struct {
+	Lease string
+	Token int64
+}
+
+// IsZero reports whether f carries no token.
+func (f Fence) IsZero() bool { return f.Lease == "" }
+
+// Update is a compare-and-swap change of one instance.
+type Update struct {
+	ID string
+	// From is the status the row must have; To the status it gets ("" means
+	// From). The change must be allowed by Transitions.
+	From, To Status
+	// Non-nil fields are written.
+	ClusterID    *string
+	Host         *string
+	FailedReason *string
+	// SoftDelete sets DeletedAt, which releases the name.
+	SoftDelete bool
+	// Fence, when set, makes the write conditional on the lease token.
+	Fence Fence
+}
+
+// ClusterUpdate is a compare-and-swap change of one cluster.
+type ClusterUpdate struct {
+	ID           string
+	From, To     ClusterStatus
+	FailedReason *string
+	Fence        Fence
+}
+
+// Order is one term of an ORDER BY.
+type Order struct {
+	Field string // one of OrderFields
+	Desc  bool
+}
+
+// Query selects instances. The zero Query selects every live instance.
+type Query struct {
+	// Kind restricts to one kind ("" means all).
+	Kind string
+	// Owner and Organisation restrict visibility: by organisation when it
+	// is set, else by owner when it is set.
+	Owner        string
+	Organisation string
+	// Statuses restricts to these statuses (none means any).
+	Statuses []Status
+	// ClusterID restricts to one cluster.
+	ClusterID string
+	// Search is a parsed search expression (nil means none).
+	Search Expr
+	// OrderBy terms; ID ascending is always appended as a tie-breaker.
+	// Nil means created_at ascending.
+	OrderBy []Order
+	// Page counts from 1 (0 means 1); Size is the page size (0 means
+	// DefaultPageSize, negative means no rows: count only).
+	Page, Size int
+	// IncludeDeleted also selects soft-deleted rows.
+	IncludeDeleted bool
+}
+
+// DefaultPageSize is the page size when Query.Size is 0.
+const DefaultPageSize = 100
+
+// MaxPageSize bounds Query.Size.
+const MaxPageSize = 1000
+
+// OrderFields is the allow-list of Order.Field and of orderBy in the API.
+func OrderFields() []string {
+	return []string{"id", "name", "owner", "organisation", "cloud_provider", "region", "status", "instance_type", "cluster_id", "created_at", "updated_at", "status_since"}
+}

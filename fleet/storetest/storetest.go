@@ -1,0 +1,426 @@
+// Package storetest holds the suites every fleet.Store runs (fleet/sqlite
+// always, fleet/postgres against a real server), so they behave the same:
+//
+//   - Run: the Store conformance suite (uniqueness under concurrency,
+//     compare-and-swap, soft delete, search, leases and fencing).
+//   - RunLifecycle: a whole fleet.Service on the store, driven through its
+//     REST API (create → ready → deleted, errors, quota, visibility, deny
+//     list, timeouts, data plane failure, trials, failover of replicas).
+//   - Load: the create→ready throughput measurement of the benchmarks.
+//
+// A store's tests call them with a function returning an empty store:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) fleet.Store { return openEmptyStore(t) })
+//	}
+//
+// newStore must return an empty store (a fresh database, or truncated
+// tables) each time it is called. Subtests run one after another.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet"
+)
+
+// NewStore returns an empty store for one test.
+type NewStore func(t *testing.T) fleet.Store
+
+// Run runs the whole suite.
+func Run(t *testing.T, newStore NewStore) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s fleet.Store)
+	}{
+		{"CreateGet", testCreateGet},
+		{"NameUniqueness", testNameUniqueness},
+		{"ConcurrentCreateSameName", testConcurrentCreate},
+		{"CompareAndSwap", testCompareAndSwap},
+		{"ConcurrentCompareAndSwap", testConcurrentCAS},
+		{"SoftDelete", testSoftDelete},
+		{"List", testList},
+		{"Search", testSearch},
+		{"Clusters", testClusters},
+		{"Leases", testLeases},
+		{"Fencing", testFencing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })
+	}
+}
+
+// Instance returns a valid accepted instance for tests.
+func Instance(name, owner, org string) fleet.Instance {
+	now := time.Now().UTC()
+	return fleet.Instance{
+		ID: fleet.NewID(), Kind: "dinosaur", Name: name, Owner: owner, Organisation: org,
+		CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, InstanceType: "standard",
+		Status: fleet.StatusAccepted, CreatedAt: now, UpdatedAt: now, StatusSince: now,
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func create(t *testing.T, s fleet.Store, i fleet.Instance) fleet.Instance {
+	t.Helper()
+	require.NoError(t, s.CreateInstance(ctx(t), i))
+	return i
+}
+
+func testCreateGet(t *testing.T, s fleet.Store) {
+	in := Instance("rex", "alice", "acme")
+	exp := in.CreatedAt.Add(48 * time.Hour)
+	in.ExpiresAt = &exp
+	create(t, s, in)
+	got, err := s.GetInstance(ctx(t), in.ID)
+	require.NoError(t, err)
+	assert.Equal(t, in.Name, got.Name)
+	assert.Equal(t, in.Owner, got.Owner)
+	assert.Equal(t, in.Organisation, got.Organisation)
+	assert.Equal(t, in.Kind, got.Kind)
+	assert.Equal(t, in.CloudProvider, got.CloudProvider)
+	assert.Equal(t, in.Region, got.Region)
+	assert.True(t, got.MultiAZ)
+	assert.Equal(t, in.InstanceType, got.InstanceType)
+	assert.Equal(t, fleet.StatusAccepted, got.Status)
+	assert.WithinDuration(t, in.CreatedAt, got.CreatedAt, time.Millisecond)
+	assert.WithinDuration(t, in.StatusSince, got.StatusSince, time.Millisecond)
+	require.NotNil(t, got.ExpiresAt)
+	assert.WithinDuration(t, exp, *got.ExpiresAt, time.Millisecond)
+	assert.Nil(t, got.DeletedAt)
+
+	_, err = s.GetInstance(ctx(t), "nosuchid")
+	assert.ErrorIs(t, err, fleet.ErrNotFound)
+
+	err = s.CreateInstance(ctx(t), in)
+	assert.ErrorIs(t, err, fleet.ErrExists, "same ID twice")
+}
+
+func testNameUniqueness(t *testing.T, s fleet.Store) {
+	create(t, s, Instance("rex", "alice", ""))
+	tests := []struct {
+		name    string
+		inst    fleet.Instance
+		wantErr error
+	}{
+		{"same owner, same name", Instance("rex", "alice", ""), fleet.ErrNameTaken},
+		{"other owner", Instance("rex", "bob", ""), nil},
+		{"same name in an organisation", Instance("rex", "carol", "acme"), nil},
+		{"same organisation, other owner", Instance("rex", "dave", "acme"), fleet.ErrNameTaken},
+		{"other kind", func() fleet.Instance { i := Instance("rex", "alice", ""); i.Kind = "kafka"; return i }(), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.CreateInstance(ctx(t), tt.inst)
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.wantErr)
+		})
+	}
+}
+
+func testConcurrentCreate(t *testing.T, s fleet.Store) {
+	const n = 16
+	var (
+		wg          sync.WaitGroup
+		wins, taken atomic.Int32
+	)
+	for range n {
+		wg.Go(func() {
+			err := s.CreateInstance(ctx(t), Instance("race", "alice", ""))
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, fleet.ErrNameTaken):
+				taken.Add(1)
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), wins.Load())
+	assert.Equal(t, int32(n-1), taken.Load())
+}
+
+func testCompareAndSwap(t *testing.T, s fleet.Store) {
+	in := create(t, s, Instance("rex", "alice", ""))
+	cluster := "c1"
+	got, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster})
+	require.NoError(t, err)
+	assert.Equal(t, fleet.StatusPreparing, got.Status)
+	assert.Equal(t, "c1", got.ClusterID)
+	assert.False(t, got.StatusSince.Before(in.StatusSince))
+
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing})
+	var ce *fleet.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.ErrorIs(t, err, fleet.ErrConflict)
+	assert.Equal(t, "preparing", ce.Actual)
+
+	tests := []struct {
+		name     string
+		from, to fleet.Status
+	}{
+		{"skip to ready", fleet.StatusPreparing, fleet.StatusReady},
+		{"back to accepted", fleet.StatusPreparing, fleet.StatusAccepted},
+		{"unknown status", fleet.StatusPreparing, "bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: tt.from, To: tt.to})
+			require.ErrorIs(t, err, fleet.ErrIllegalTransition)
+		})
+	}
+
+	host := "rex.local:1234"
+	got, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusPreparing, Host: &host})
+	require.NoError(t, err, "a write that keeps the status")
+	assert.Equal(t, fleet.StatusPreparing, got.Status)
+	assert.Equal(t, host, got.Host)
+
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: "nosuchid", From: fleet.StatusAccepted, To: fleet.StatusPreparing})
+	assert.ErrorIs(t, err, fleet.ErrNotFound)
+}
+
+func testConcurrentCAS(t *testing.T, s fleet.Store) {
+	in := create(t, s, Instance("rex", "alice", ""))
+	const n = 16
+	var (
+		wg              sync.WaitGroup
+		wins, conflicts atomic.Int32
+	)
+	for range n {
+		wg.Go(func() {
+			_, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing})
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, fleet.ErrConflict):
+				conflicts.Add(1)
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), wins.Load())
+	assert.Equal(t, int32(n-1), conflicts.Load())
+}
+
+func testSoftDelete(t *testing.T, s fleet.Store) {
+	in := create(t, s, Instance("rex", "alice", ""))
+	for _, step := range []struct{ from, to fleet.Status }{
+		{fleet.StatusAccepted, fleet.StatusDeprovision},
+		{fleet.StatusDeprovision, fleet.StatusDeleting},
+	} {
+		_, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: step.from, To: step.to})
+		require.NoError(t, err)
+	}
+	got, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusDeleting, SoftDelete: true})
+	require.NoError(t, err)
+	require.NotNil(t, got.DeletedAt)
+
+	got, err = s.GetInstance(ctx(t), in.ID)
+	require.NoError(t, err, "a soft-deleted row is kept")
+	require.NotNil(t, got.DeletedAt)
+	assert.Equal(t, fleet.StatusDeleting, got.Status)
+
+	_, total, err := s.ListInstances(ctx(t), fleet.Query{})
+	require.NoError(t, err)
+	assert.Equal(t, 0, total)
+	_, total, err = s.ListInstances(ctx(t), fleet.Query{IncludeDeleted: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, total)
+
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusDeleting, SoftDelete: true})
+	assert.ErrorIs(t, err, fleet.ErrNotFound)
+
+	create(t, s, Instance("rex", "alice", "")) // the name is free again
+}
+
+func testList(t *testing.T, s fleet.Store) {
+	base := time.Now().UTC().Add(-time.Hour)
+	for i := range 25 {
+		in := Instance(fmt.Sprintf("dino-%02d", i), []string{"alice", "bob"}[i%2], "")
+		in.CreatedAt = base.Add(time.Duration(i) * time.Second)
+		create(t, s, in)
+	}
+	page, total, err := s.ListInstances(ctx(t), fleet.Query{Owner: "alice", Size: 5, Page: 2})
+	require.NoError(t, err)
+	assert.Equal(t, 13, total)
+	require.Len(t, page, 5)
+	assert.Equal(t, "dino-10", page[0].Name, "created_at ascending by default")
+
+	page, _, err = s.ListInstances(ctx(t), fleet.Query{OrderBy: []fleet.Order{{Field: "name", Desc: true}}, Size: 3})
+	require.NoError(t, err)
+	require.Len(t, page, 3)
+	assert.Equal(t, []string{"dino-24", "dino-23", "dino-22"}, names(page))
+
+	_, total, err = s.ListInstances(ctx(t), fleet.Query{Size: -1, Statuses: []fleet.Status{fleet.StatusReady}})
+	require.NoError(t, err)
+	assert.Equal(t, 0, total)
+
+	_, _, err = s.ListInstances(ctx(t), fleet.Query{OrderBy: []fleet.Order{{Field: "name; DROP TABLE instances"}}})
+	assert.ErrorIs(t, err, fleet.ErrInvalid)
+}
+
+func names(is []fleet.Instance) []string {
+	out := make([]string, len(is))
+	for i, in := range is {
+		out[i] = in.Name
+	}
+	return out
+}
+
+func testSearch(t *testing.T, s fleet.Store) {
+	for _, spec := range []struct{ name, owner, region string }{
+		{"rex", "alice", "us-east-1"},
+		{"raptor", "alice", "eu-west-1"},
+		{"Trike", "bob", "us-east-1"},
+		{"o'hara", "bob", "eu-west-1"},
+	} {
+		in := Instance(spec.name, spec.owner, "")
+		in.Region = spec.region
+		create(t, s, in)
+	}
+	tests := []struct {
+		search string
+		want   []string
+	}{
+		{"name = rex", []string{"rex"}},
+		{"name <> rex", []string{"raptor", "Trike", "o'hara"}},
+		{"owner = alice and region = eu-west-1", []string{"raptor"}},
+		{"region = eu-west-1 or name = rex", []string{"rex", "raptor", "o'hara"}},
+		{"name in (rex, 'Trike')", []string{"rex", "Trike"}},
+		{"name not in (rex, Trike)", []string{"raptor", "o'hara"}},
+		{"name like r%", []string{"rex", "raptor"}},
+		{"name like t%", nil},
+		{"name ilike t%", []string{"Trike"}},
+		{"name = 'o''hara'", []string{"o'hara"}},
+		{"name = 'x'' OR 1=1 --'", nil},
+		{"owner = bob and (region = us-east-1 or name like o%)", []string{"Trike", "o'hara"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.search, func(t *testing.T) {
+			e, err := fleet.ParseSearch(tt.search)
+			require.NoError(t, err)
+			got, _, err := s.ListInstances(ctx(t), fleet.Query{Search: e})
+			require.NoError(t, err)
+			assert.ElementsMatch(t, tt.want, names(got))
+		})
+	}
+}
+
+func testClusters(t *testing.T, s fleet.Store) {
+	c := fleet.Cluster{ID: "c1", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: fleet.ClusterAccepted,
+		InstanceTypes: []string{"standard", "developer"}, Capacity: 10}
+	require.NoError(t, s.CreateCluster(ctx(t), c))
+	assert.ErrorIs(t, s.CreateCluster(ctx(t), c), fleet.ErrExists)
+	got, err := s.GetCluster(ctx(t), "c1")
+	require.NoError(t, err)
+	assert.Equal(t, c.InstanceTypes, got.InstanceTypes)
+	assert.Equal(t, 10, got.Capacity)
+	assert.True(t, got.MultiAZ)
+
+	got, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning})
+	require.NoError(t, err)
+	assert.Equal(t, fleet.ClusterProvisioning, got.Status)
+	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning})
+	assert.ErrorIs(t, err, fleet.ErrConflict)
+	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterProvisioning, To: fleet.ClusterReady})
+	assert.ErrorIs(t, err, fleet.ErrIllegalTransition)
+	_, err = s.GetCluster(ctx(t), "nope")
+	assert.ErrorIs(t, err, fleet.ErrNotFound)
+
+	require.NoError(t, s.CreateCluster(ctx(t), fleet.Cluster{ID: "c0", Status: fleet.ClusterReady}))
+	all, err := s.ListClusters(ctx(t))
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	assert.Equal(t, "c0", all[0].ID)
+}
+
+func testLeases(t *testing.T, s fleet.Store) {
+	a, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
+	require.NoError(t, err, "the row is created on demand")
+	assert.Equal(t, int64(1), a.Token)
+
+	_, err = s.AcquireLease(ctx(t), "accepted", "replica-b", time.Hour)
+	assert.ErrorIs(t, err, fleet.ErrLeaseHeld)
+
+	renewed, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, a.Token, renewed.Token, "renewal keeps the token")
+
+	require.NoError(t, s.ReleaseLease(ctx(t), renewed))
+	b, err := s.AcquireLease(ctx(t), "accepted", "replica-b", time.Hour)
+	require.NoError(t, err, "a released lease is free")
+	assert.Equal(t, a.Token+1, b.Token, "a take-over increments the token")
+
+	// Expiry: a short lease lapses and another holder takes it over.
+	short, err := s.AcquireLease(ctx(t), "deleting", "replica-a", 50*time.Millisecond)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		l, err := s.AcquireLease(ctx(t), "deleting", "replica-b", time.Hour)
+		return err == nil && l.Token == short.Token+1
+	}, 10*time.Second, 20*time.Millisecond)
+
+	// Concurrent first acquisitions: exactly one holder wins.
+	var (
+		wg   sync.WaitGroup
+		wins atomic.Int32
+	)
+	for i := range 8 {
+		wg.Go(func() {
+			if _, err := s.AcquireLease(ctx(t), "general", fmt.Sprintf("r-%d", i), time.Hour); err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, fleet.ErrLeaseHeld) {
+				t.Errorf("unexpected error: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), wins.Load())
+}
+
+func testFencing(t *testing.T, s fleet.Store) {
+	in := create(t, s, Instance("rex", "alice", ""))
+	old, err := s.AcquireLease(ctx(t), "accepted", "replica-a", 50*time.Millisecond)
+	require.NoError(t, err)
+	got, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, Fence: old.Fence()})
+	require.NoError(t, err, "a write under the current token")
+	assert.Equal(t, fleet.StatusAccepted, got.Status)
+
+	var next fleet.Lease
+	require.Eventually(t, func() bool {
+		next, err = s.AcquireLease(ctx(t), "accepted", "replica-b", time.Hour)
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond)
+
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: old.Fence()})
+	require.ErrorIs(t, err, fleet.ErrStaleFence, "the deposed holder's late write is rejected")
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: fleet.Fence{Lease: "nosuch", Token: 1}})
+	require.ErrorIs(t, err, fleet.ErrStaleFence)
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: next.Fence()})
+	require.NoError(t, err)
+
+	require.NoError(t, s.CreateCluster(ctx(t), fleet.Cluster{ID: "c1", Status: fleet.ClusterAccepted}))
+	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning, Fence: old.Fence()})
+	require.ErrorIs(t, err, fleet.ErrStaleFence)
+}
