@@ -1,0 +1,69 @@
+// Package deprecation finds Kubernetes objects that use deprecated or
+// removed API versions, the job of kdave, pluto and kube-no-trouble.
+//
+// It holds the pure-Go core: an embedded, versioned table of Kubernetes
+// API deprecations and removals (DefaultRules), extra rules read from
+// files in pluto's versions.yaml format (LoadRules, Merge), a comparable
+// Version type, the State of a rule in a target release, a manifest
+// Checker, and a Report with pluto's exit codes and table, JSON and YAML
+// output. Scanning Helm releases in a cluster lives in subpackages, so
+// importing deprecation does not pull in client-go or Helm.
+//
+// # States
+//
+// For a target release t, a rule's API is StateRemoved when removed-in <=
+// t, StateRemovalSoon when it is still served but removed within the next
+// two minor releases, StateDeprecated when deprecated-in <= t and removal
+// is further away, and StateNone otherwise (not reported). A finding whose
+// replacement API is missing or not yet served in t has
+// ReplacementAvailable false.
+//
+// # Speed
+//
+// Checker.Check splits a stream into documents and reads each document's
+// top-level apiVersion and kind with a byte scanner. Only documents that a
+// rule affects in the target (and Lists, which are expanded) are parsed
+// as YAML to read their name and namespace. Documents written in a form
+// the scanner does not fully understand (anchors, tags, escapes, values on
+// a continuation line) are always parsed, so the pre-scan never hides a
+// finding. One broken document becomes an error entry in the Result and
+// the scan goes on; broken documents that no rule could match are not
+// parsed and so not reported.
+//
+// # Concurrency
+//
+// RuleSet and Checker are immutable and safe for concurrent use; Check
+// does no I/O and does not block. Report is a plain value, not safe for
+// concurrent use.
+//
+// # Usage
+//
+//	rules := deprecation.DefaultRules()
+//	if f, err := os.Open("extra-rules.yaml"); err == nil {
+//		extra, err := deprecation.LoadRules(f)
+//		f.Close()
+//		if err != nil {
+//			return err
+//		}
+//		rules = deprecation.Merge(rules, extra)
+//	}
+//	c, err := deprecation.NewChecker(rules, deprecation.Options{
+//		Target: deprecation.MustParseVersion("v1.25"),
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	res, err := c.Check(ctx, "manifest.yaml", data)
+//	if err != nil {
+//		return err // ctx was cancelled
+//	}
+//	rep := &deprecation.Report{Target: c.Target()}
+//	rep.Add(res)
+//	rep.WriteTable(os.Stdout)
+//	os.Exit(rep.ExitCode())
+//
+// The table's rows come from the Kubernetes deprecated API migration guide
+// and k8s.io/api's prerelease lifecycle tags; a cross-check of the rows
+// against k8s.io/api's generated APILifecycleDeprecated/APILifecycleRemoved
+// methods is not part of this package (it would import k8s.io/api).
+package deprecation

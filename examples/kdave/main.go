@@ -1,0 +1,124 @@
+// Command kdave finds Kubernetes objects that use deprecated or removed
+// API versions.
+//
+//	kdave check [-target v1.NN] [-rules FILE] [-o table|json|yaml] PATH...
+//
+// PATH is a manifest file, a directory (walked for *.yaml, *.yml and
+// *.json) or "-" for stdin. The exit code is pluto's: 0 nothing found,
+// 1 error, 2 deprecated API, 3 removed API, 4 no replacement API in the
+// target; the highest that applies wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fleetkit/fleetkit/deprecation"
+)
+
+const usage = `usage: kdave <command> [flags]
+
+commands:
+  check   check manifest files, directories or stdin (-) for deprecated APIs
+
+run "kdave check -h" for the flags of check.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return deprecation.ExitError
+	}
+	switch args[0] {
+	case "check":
+		return check(ctx, args[1:], stdin, stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return deprecation.ExitOK
+	}
+	fmt.Fprintf(stderr, "kdave: unknown command %q\n%s", args[0], usage)
+	return deprecation.ExitError
+}
+
+func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	rules := deprecation.DefaultRules()
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	target := fs.String("target", "", "Kubernetes release to check against (default "+rules.Newest(deprecation.ComponentKubernetes).String()+", the newest in the rules)")
+	rulesFile := fs.String("rules", "", "extra rules `file` in pluto's versions.yaml format; its rows override the built-in ones")
+	output := fs.String("o", "table", "output format: table, json or yaml")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, or - for stdin)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return deprecation.ExitOK
+		}
+		return deprecation.ExitError
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return deprecation.ExitError
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "kdave:", err)
+		return deprecation.ExitError
+	}
+
+	format, err := deprecation.ParseFormat(*output)
+	if err != nil {
+		return fail(err)
+	}
+	var opts deprecation.Options
+	if *target != "" {
+		if opts.Target, err = deprecation.ParseVersion(*target); err != nil {
+			return fail(err)
+		}
+	}
+	if *rulesFile != "" {
+		extra, err := loadRules(*rulesFile)
+		if err != nil {
+			return fail(err)
+		}
+		rules = deprecation.Merge(rules, extra)
+	}
+	checker, err := deprecation.NewChecker(rules, opts)
+	if err != nil {
+		return fail(err)
+	}
+	rep, err := checker.CheckPaths(ctx, stdin, fs.Args()...)
+	if err != nil {
+		return fail(err)
+	}
+	if err := rep.Write(stdout, format); err != nil {
+		return fail(err)
+	}
+	return rep.ExitCode()
+}
+
+func loadRules(path string) (*deprecation.RuleSet, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rules, err := deprecation.LoadRules(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rules, nil
+}
