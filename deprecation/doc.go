@@ -9,6 +9,15 @@
 // output. Scanning Helm releases in a cluster lives in subpackages, so
 // importing deprecation does not pull in client-go or Helm.
 //
+// # Releases, cache and metrics
+//
+// A ReleaseScanner (deprecation/helm implements it over Helm's storage
+// Secrets) streams deployed releases with their findings. A Cache serves
+// the last ScanReport from memory, starts one background scan when a read
+// finds it older than the interval, keeps it in a data file across
+// restarts, and reports health. A Collector exports a report as Prometheus
+// metrics, optionally under kdave's metric names too.
+//
 // # States
 //
 // For a target release t, a rule's API is StateRemoved when removed-in <=

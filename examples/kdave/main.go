@@ -25,9 +25,12 @@ import (
 const usage = `usage: kdave <command> [flags]
 
 commands:
-  check   check manifest files, directories or stdin (-) for deprecated APIs
+  check   check manifest files, directories or stdin (-), or the cluster's
+          Helm releases (-cluster), for deprecated APIs
+  serve   export the deprecated APIs of the cluster's Helm releases as
+          Prometheus metrics (/metrics, /health, /releases)
 
-run "kdave check -h" for the flags of check.
+run "kdave check -h" or "kdave serve -h" for their flags.
 `
 
 func main() {
@@ -45,6 +48,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "check":
 		return check(ctx, args[1:], stdin, stdout, stderr)
+	case "serve":
+		if err := runServe(ctx, args[1:]); err != nil {
+			fmt.Fprintln(stderr, "kdave:", err)
+			return deprecation.ExitError
+		}
+		return deprecation.ExitOK
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return deprecation.ExitOK
@@ -60,8 +69,11 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	target := fs.String("target", "", "Kubernetes release to check against (default "+rules.Newest(deprecation.ComponentKubernetes).String()+", the newest in the rules)")
 	rulesFile := fs.String("rules", "", "extra rules `file` in pluto's versions.yaml format; its rows override the built-in ones")
 	output := fs.String("o", "table", "output format: table, json or yaml")
+	cluster := fs.Bool("cluster", false, "check the deployed Helm releases of the cluster instead of PATHs")
+	kubeconfig := fs.String("kubeconfig", "", "with -cluster: kubeconfig `file` (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
+	namespace := fs.String("namespace", "", "with -cluster: only this namespace")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, or - for stdin)")
+		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, or - for stdin)\n       kdave check -cluster [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +82,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		return deprecation.ExitError
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && !*cluster {
 		fs.Usage()
 		return deprecation.ExitError
 	}
@@ -100,7 +112,13 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return fail(err)
 	}
-	rep, err := checker.CheckPaths(ctx, stdin, fs.Args()...)
+	var rep *deprecation.Report
+	if *cluster {
+		// Without -target, the cluster's own version is the target.
+		rep, err = checkCluster(ctx, *kubeconfig, rules, opts.Target, *namespace)
+	} else {
+		rep, err = checker.CheckPaths(ctx, stdin, fs.Args()...)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -23,7 +23,7 @@ func TestRun(t *testing.T) {
 		wantStderr string
 	}{
 		{"no command", nil, "", 1, nil, "usage: kdave <command>"},
-		{"serve is not offered", []string{"serve"}, "", 1, nil, `unknown command "serve"`},
+		{"serve bad flag", []string{"serve", "-nope"}, "", 1, nil, "flag provided but not defined"},
 		{"help", []string{"help"}, "", 0, []string{"check   check manifest files"}, ""},
 		{"no paths", []string{"check"}, "", 1, nil, "usage: kdave check"},
 		{"bad target", []string{"check", "-target", "latest", "-"}, "", 1, nil, "invalid version"},

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fleetkit/fleetkit/deprecation"
+	"github.com/fleetkit/fleetkit/deprecation/helm"
+	"github.com/fleetkit/fleetkit/internal/httpserver"
+)
+
+const serveUsage = `usage: kdave serve [flags]
+
+Exports the deprecated and removed Kubernetes APIs used by the cluster's
+deployed Helm releases as Prometheus metrics:
+  /metrics    the metrics (a scrape of stale data triggers a background scan)
+  /health     200 when the last scan is fresh and succeeded, else 503
+  /releases   the last scan as JSON
+
+flags:
+`
+
+// serveConfig is what the serve flags parse into.
+type serveConfig struct {
+	addr         string
+	kubeconfig   string
+	cache        deprecation.CacheOptions
+	scan         helm.Options
+	kdaveMetrics bool
+}
+
+// runServe implements `kdave serve`: it parses args, then serves until ctx
+// is done and shuts down gracefully.
+func runServe(ctx context.Context, args []string) error {
+	cfg, err := parseServeFlags(args, os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg.cache.Logger = log
+	restCfg, err := restConfig(cfg.kubeconfig)
+	if err != nil {
+		return err
+	}
+	ln, err := httpserver.Listen(cfg.addr)
+	if err != nil {
+		return err
+	}
+	log.Info("kdave serve", "addr", ln.Addr().String(), "interval", cfg.cache.Interval, "page-size", cfg.scan.PageSize)
+	return serve(ctx, restCfg, cfg, ln)
+}
+
+func parseServeFlags(args []string, stderr *os.File) (serveConfig, error) {
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", ":8000", "address to listen on")
+	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig `file` (default $KUBECONFIG, else ~/.kube/config, else the in-cluster config)")
+	fs.DurationVar(&cfg.cache.Interval, "interval", deprecation.DefaultCacheInterval, "age after which a scrape triggers a new scan")
+	fs.DurationVar(&cfg.cache.Tolerance, "tolerance", 0, "how much older than -interval the data may get before /health fails (default interval/2)")
+	fs.StringVar(&cfg.cache.DataFile, "data-file", "", "`file` where each scan is saved and loaded from at start when still fresh")
+	fs.Int64Var(&cfg.scan.PageSize, "page-size", helm.DefaultPageSize, "release Secrets per LIST page")
+	fs.IntVar(&cfg.scan.Workers, "workers", 0, "releases decoded and checked at once (default GOMAXPROCS)")
+	fs.StringVar(&cfg.scan.Namespace, "namespace", "", "scan only this namespace (default all)")
+	fs.BoolVar(&cfg.scan.ConfigMaps, "configmaps", false, "also scan releases stored by Helm's configmap driver")
+	target := fs.String("target", "", "Kubernetes release to check against (default the cluster's version, read on every scan)")
+	rulesFile := fs.String("rules", "", "extra rules `file` in pluto's versions.yaml format")
+	fs.BoolVar(&cfg.kdaveMetrics, "kdave-metrics", false, "also export kdave's metrics (wf_k8s_deprecated_versions_info, ...) for existing dashboards")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return cfg, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	if *target != "" {
+		v, err := deprecation.ParseVersion(*target)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.scan.Target = v
+	}
+	cfg.scan.Rules = deprecation.DefaultRules()
+	if *rulesFile != "" {
+		extra, err := loadRules(*rulesFile)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.scan.Rules = deprecation.Merge(cfg.scan.Rules, extra)
+	}
+	return cfg, nil
+}
+
+// restConfig loads the client configuration: the kubeconfig file named,
+// else $KUBECONFIG or ~/.kube/config, else the in-cluster configuration.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	if kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		if _, err := os.Stat(clientcmd.RecommendedHomeFile); err != nil {
+			cfg, err := rest.InClusterConfig()
+			if err != nil {
+				return nil, fmt.Errorf("no kubeconfig (-kubeconfig, $KUBECONFIG, %s) and not in a cluster: %w",
+					filepath.Join("~", clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName), err)
+			}
+			return cfg, nil
+		}
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// exporter is the serve command's wiring: a cache of scans of the
+// cluster's releases, its collector and the HTTP handler.
+type exporter struct {
+	cache   *deprecation.Cache
+	handler http.Handler
+}
+
+// newExporter wires the scanner, cache, collector and handler for the
+// cluster that restCfg reaches.
+func newExporter(restCfg *rest.Config, cfg serveConfig) (*exporter, error) {
+	restCfg = rest.CopyConfig(restCfg)
+	// Release Secrets are large; protobuf is cheaper to decode than JSON.
+	restCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	restCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	scanner, err := helm.New(client, cfg.scan)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := deprecation.NewCache(scanner, cfg.cache)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if _, err := deprecation.NewCollector(cache.Report, deprecation.CollectorOptions{Registerer: reg, Kdave: cfg.kdaveMetrics}); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("/health", cache.HealthHandler())
+	mux.Handle("/releases", cache.ReleasesHandler())
+	return &exporter{cache: cache, handler: mux}, nil
+}
+
+// serve runs the exporter on ln until ctx is done: the cache's background
+// scans and the HTTP server, both stopped gracefully.
+func serve(ctx context.Context, restCfg *rest.Config, cfg serveConfig, ln net.Listener) error {
+	exp, err := newExporter(restCfg, cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer exp.cache.Close()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return exp.cache.Run(gctx) })
+	g.Go(func() error { return httpserver.Run(gctx, httpserver.New(exp.handler), ln, 5*time.Second) })
+	return g.Wait()
+}
+
+// checkCluster scans the deployed Helm releases of the cluster that
+// kubeconfig reaches (resolved as serve's -kubeconfig) for `kdave check
+// --cluster`. A zero target means the cluster's version. The report has
+// one source per release; corrupt releases are errors in it.
+func checkCluster(ctx context.Context, kubeconfig string, rules *deprecation.RuleSet, target deprecation.Version, namespace string) (*deprecation.Report, error) {
+	restCfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	restCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	scanner, err := helm.New(client, helm.Options{Rules: rules, Target: target, Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := deprecation.ScanReleases(ctx, scanner, nil)
+	if err != nil {
+		return nil, err
+	}
+	return rep.Report(), nil
+}
