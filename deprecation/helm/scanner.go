@@ -68,6 +68,10 @@ type Options struct {
 	// NoSecrets skips the Secrets of Helm's default secret driver (with
 	// ConfigMaps, for clusters that only use the configmap driver).
 	NoSecrets bool
+	// Progress, if set, is called after each release revision is checked
+	// with the number checked so far in this scan, one call at a time. A
+	// CLI uses it for a progress line on long scans; it must not block.
+	Progress func(checked int)
 }
 
 // Scanner checks the deployed Helm releases stored in a cluster. It is
@@ -199,6 +203,7 @@ func (s *Scanner) Scan(ctx context.Context, fn func(deprecation.Release) error) 
 	best := make(map[string]*deprecation.Release)
 	// seen is the highest revision dispatched per release; producer only.
 	seen := make(map[string]int)
+	checked := 0 // guarded by mu
 
 	dispatch := func(o object) {
 		if r, ok := seen[o.key]; ok && o.revision <= r {
@@ -214,6 +219,9 @@ func (s *Scanner) Scan(ctx context.Context, fn func(deprecation.Release) error) 
 			defer mu.Unlock()
 			if b, ok := best[o.key]; !ok || b.Revision <= rel.Revision {
 				best[o.key] = &rel
+			}
+			if checked++; s.opts.Progress != nil {
+				s.opts.Progress(checked)
 			}
 			return nil
 		})

@@ -115,7 +115,9 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	var rep *deprecation.Report
 	if *cluster {
 		// Without -target, the cluster's own version is the target.
-		rep, err = checkCluster(ctx, *kubeconfig, rules, opts.Target, *namespace)
+		line := newProgressLine(stderr)
+		rep, err = checkCluster(ctx, *kubeconfig, rules, opts.Target, *namespace, line.update)
+		line.done()
 	} else {
 		rep, err = checker.CheckPaths(ctx, stdin, fs.Args()...)
 	}

@@ -193,7 +193,7 @@ func serve(ctx context.Context, restCfg *rest.Config, cfg serveConfig, ln net.Li
 // kubeconfig reaches (resolved as serve's -kubeconfig) for `kdave check
 // --cluster`. A zero target means the cluster's version. The report has
 // one source per release; corrupt releases are errors in it.
-func checkCluster(ctx context.Context, kubeconfig string, rules *deprecation.RuleSet, target deprecation.Version, namespace string) (*deprecation.Report, error) {
+func checkCluster(ctx context.Context, kubeconfig string, rules *deprecation.RuleSet, target deprecation.Version, namespace string, progress func(int)) (*deprecation.Report, error) {
 	restCfg, err := restConfig(kubeconfig)
 	if err != nil {
 		return nil, err
@@ -203,7 +203,7 @@ func checkCluster(ctx context.Context, kubeconfig string, rules *deprecation.Rul
 	if err != nil {
 		return nil, err
 	}
-	scanner, err := helm.New(client, helm.Options{Rules: rules, Target: target, Namespace: namespace})
+	scanner, err := helm.New(client, helm.Options{Rules: rules, Target: target, Namespace: namespace, Progress: progress})
 	if err != nil {
 		return nil, err
 	}

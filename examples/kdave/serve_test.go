@@ -206,10 +206,12 @@ func TestServeRealAPIServer(t *testing.T) {
 	require.NoError(t, err, "the scan was saved")
 
 	// checkCluster reads the same cluster for `kdave check --cluster`.
-	r, err := checkCluster(context.Background(), srv.Kubeconfig(), deprecation.DefaultRules(), deprecation.Version{}, "")
+	var last int
+	r, err := checkCluster(context.Background(), srv.Kubeconfig(), deprecation.DefaultRules(), deprecation.Version{}, "", func(n int) { last = n })
 	require.NoError(t, err)
 	assert.Equal(t, "v1.37.1", r.Target.String())
 	assert.Len(t, r.Findings, 6)
 	assert.Len(t, r.Errors, 1)
 	assert.Equal(t, deprecation.ExitRemoved, r.ExitCode())
+	assert.Positive(t, last, "the progress callback saw the checked releases")
 }
