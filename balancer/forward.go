@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +45,9 @@ type upConn struct {
 	nc net.Conn
 	br *bufio.Reader
 	bw *bufio.Writer
+	// lr bounds the answer being read; reused so that reading one costs
+	// no allocation.
+	lr io.LimitedReader
 }
 
 func (p *connPool) get() *upConn {
@@ -169,6 +173,19 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 		}
 		return p.classifyDirect(r, err), nil, err
 	}
+	if up, ok := readAnswerFast(c.br); ok {
+		if up.ContentLength > p.maxResponse {
+			return tooLarge, nil, fmt.Errorf("answer of %d bytes", up.ContentLength)
+		}
+		resp.Grow(int(up.ContentLength))
+		b := resp.AvailableBuffer()[:up.ContentLength]
+		if _, err := io.ReadFull(c.br, b); err != nil {
+			return p.classifyDirect(r, err), nil, fmt.Errorf("reading the answer: %w", err)
+		}
+		_, _ = resp.Write(b) // in place: b is resp's own free space
+		keep = c.br.Buffered() == 0 && stop()
+		return answered, up, nil
+	}
 	for {
 		up, err = http.ReadResponse(c.br, nil)
 		if err != nil {
@@ -189,7 +206,9 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 	if up.ContentLength > 0 {
 		resp.Grow(int(up.ContentLength))
 	}
-	n, err := resp.ReadFrom(io.LimitReader(up.Body, p.maxResponse+1))
+	c.lr = io.LimitedReader{R: up.Body, N: p.maxResponse + 1}
+	n, err := resp.ReadFrom(&c.lr)
+	c.lr.R = nil
 	if err != nil {
 		return p.classifyDirect(r, err), nil, fmt.Errorf("reading the answer: %w", err)
 	}
@@ -202,6 +221,128 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 	// (stop() false: the deadline was broken).
 	keep = !up.Close && c.br.Buffered() == 0 && stop()
 	return answered, up, nil
+}
+
+// readAnswerFast parses the head of the common answer: HTTP/1.1, a final
+// status, a body framed by one Content-Length, no Connection or
+// Transfer-Encoding header, and the whole head already in br's buffer. It
+// then consumes the head and returns the answer (its body left in br); the
+// header text is copied in one allocation, and the keys and values are
+// substrings of it. For anything else it consumes nothing and returns false,
+// and http.ReadResponse parses the answer (and reports malformed ones).
+func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
+	buf, _ := br.Peek(br.Buffered())
+	end := bytes.Index(buf, []byte("\r\n\r\n"))
+	if end < 0 {
+		return nil, false
+	}
+	head := string(buf[:end+2]) // every line ends in CRLF
+	line, rest, _ := strings.Cut(head, "\r\n")
+	// "HTTP/1.1 200 OK" (the reason may be empty or missing).
+	if len(line) < 12 || line[:9] != "HTTP/1.1 " || (len(line) > 12 && line[12] != ' ') {
+		return nil, false
+	}
+	code := 0
+	for _, d := range []byte(line[9:12]) {
+		if d < '0' || d > '9' {
+			return nil, false
+		}
+		code = code*10 + int(d-'0')
+	}
+	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
+		return nil, false
+	}
+	n := strings.Count(rest, "\r\n")
+	h := make(http.Header, n)
+	vals := make([]string, n) // one backing array for the single values
+	cl := int64(-1)
+	for i := 0; rest != ""; i++ {
+		line, rest, _ = strings.Cut(rest, "\r\n")
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !canonicalToken(k) {
+			return nil, false
+		}
+		v = strings.Trim(v, " \t")
+		for j := 0; j < len(v); j++ {
+			if b := v[j]; (b < ' ' && b != '\t') || b == 0x7f {
+				return nil, false
+			}
+		}
+		switch k {
+		case "Connection", "Transfer-Encoding", "Trailer":
+			return nil, false
+		case "Content-Length":
+			if cl >= 0 || v == "" || len(v) > 15 {
+				return nil, false
+			}
+			cl = 0
+			for j := 0; j < len(v); j++ {
+				if v[j] < '0' || v[j] > '9' {
+					return nil, false
+				}
+				cl = cl*10 + int64(v[j]-'0')
+			}
+		}
+		if vv, dup := h[k]; dup {
+			h[k] = append(vv, v)
+			continue
+		}
+		vals[i] = v
+		h[k] = vals[i : i+1 : i+1]
+	}
+	if cl < 0 {
+		return nil, false
+	}
+	_, _ = br.Discard(end + 4)
+	return &http.Response{
+		Status:        line9(head),
+		StatusCode:    code,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          http.NoBody,
+		ContentLength: cl,
+	}, true
+}
+
+// line9 returns the status of the status line at the start of head:
+// "200 OK" of "HTTP/1.1 200 OK\r\n...".
+func line9(head string) string {
+	line, _, _ := strings.Cut(head, "\r\n")
+	return strings.TrimSpace(line[9:])
+}
+
+// canonicalToken reports whether k is a non-empty header name made of
+// token characters, in canonical form ("Content-Type"). Other names go
+// through http.ReadResponse, which canonicalizes them.
+func canonicalToken(k string) bool {
+	if k == "" {
+		return false
+	}
+	upper := true
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			if !upper {
+				return false
+			}
+		case c >= 'a' && c <= 'z':
+			if upper {
+				return false
+			}
+		case c >= '0' && c <= '9':
+		case c == '-':
+			upper = true
+			continue
+		case strings.IndexByte("!#$%&'*+.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+		upper = false
+	}
+	return true
 }
 
 // writeRequest writes POST {lint path} with header (minus the hop-by-hop

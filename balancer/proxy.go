@@ -507,9 +507,19 @@ func writeAnswer(w http.ResponseWriter, up *http.Response, body []byte) {
 			}
 		}
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	// The upstream's own Content-Length, already copied, is kept when it
+	// is the length passed on (the usual case), saving two allocations.
+	var num [20]byte
+	if cl := strconv.AppendInt(num[:0], int64(len(body)), 10); !sameValue(h["Content-Length"], cl) {
+		h["Content-Length"] = []string{string(cl)}
+	}
 	w.WriteHeader(up.StatusCode)
 	_, _ = w.Write(body)
+}
+
+// sameValue reports whether vv is the single value v.
+func sameValue(vv []string, v []byte) bool {
+	return len(vv) == 1 && vv[0] == string(v)
 }
 
 func codeString(code int) string {
