@@ -71,9 +71,10 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	output := fs.String("o", "table", "output format: table, json or yaml")
 	cluster := fs.Bool("cluster", false, "check the deployed Helm releases of the cluster instead of PATHs")
 	kubeconfig := fs.String("kubeconfig", "", "with -cluster: kubeconfig `file` (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
-	namespace := fs.String("namespace", "", "with -cluster: only this namespace")
+	namespace := fs.String("namespace", "", "with -cluster: only this namespace; for charts: the release namespace")
+	valuesFile := fs.String("values", "", "values `file` for the charts among PATHs (a directory with Chart.yaml, or a .tgz), rendered for the target")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, or - for stdin)\n       kdave check -cluster [flags]")
+		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, a chart, or - for stdin)\n       kdave check -cluster [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -119,7 +120,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		rep, err = checkCluster(ctx, *kubeconfig, rules, opts.Target, *namespace, line.update)
 		line.done()
 	} else {
-		rep, err = checker.CheckPaths(ctx, stdin, fs.Args()...)
+		rep, err = checkPaths(ctx, checker, stdin, *valuesFile, *namespace, fs.Args())
 	}
 	if err != nil {
 		return fail(err)

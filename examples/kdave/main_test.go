@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +14,9 @@ import (
 )
 
 const testdata = "../../deprecation/testdata/"
+
+// testdata2 holds this binary's own fixtures.
+const testdata2 = "testdata/"
 
 func TestRun(t *testing.T) {
 	tests := []struct {
@@ -36,6 +41,13 @@ func TestRun(t *testing.T) {
 		{"no replacement", []string{"check", "-target", "v1.25", "-"}, "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: p}\n", 4, []string{"none"}, ""},
 		{"error only", []string{"check", "nope.yaml"}, "", 1, []string{"error: nope.yaml"}, ""},
 		{"directory", []string{"check", testdata + "manifests"}, "", 4, []string{"9 finding(s), 1 error(s) in 16 document(s) of 5 source(s)"}, ""},
+		// Charts are rendered for the target: for 1.23 the CronJob is batch/v1beta1
+		// (removed in 1.25, so "removal soon"), for 1.34 batch/v1; the hook's
+		// PodDisruptionBudget is checked too.
+		{"chart rendered for 1.23", []string{"check", "-target", "v1.23", testdata2 + "charts/jobs"}, "", 2,
+			[]string{"jobs-nightly", "batch/v1beta1", "jobs-pdb", "2 finding(s)"}, ""},
+		{"chart rendered for 1.34", []string{"check", "-target", "v1.34", testdata2 + "charts/jobs"}, "", 3,
+			[]string{"jobs-pdb", "1 finding(s)"}, ""},
 		{"extra rules", []string{"check", "-rules", testdata + "rules/cert-manager.yaml", "-target", "v1.25", "-"},
 			"apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\n---\napiVersion: cert-manager.io/v1alpha2\nkind: Certificate\nmetadata: {name: tls}\n",
 			2, []string{"v1.40.0", "cert-manager.io/v1alpha2"}, ""},
@@ -73,4 +85,18 @@ func TestRunJSON(t *testing.T) {
 	assert.Equal(t, "ClusterRole", rep.Findings[0].Kind)
 	assert.Equal(t, 1, rep.Findings[0].Item)
 	assert.Equal(t, "removed", rep.Findings[0].State)
+}
+
+// A chart that fails to render is an error entry; the other paths are
+// still checked.
+func TestRunBrokenChart(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "templates"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: broken\nversion: 0.1.0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "templates", "x.yaml"), []byte("{{ .Values.nope.deeper }}\n"), 0o644))
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check", "-target", "v1.25", dir, "-"}, strings.NewReader("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\n"), &out, &errOut)
+	assert.Equal(t, 3, code, out.String())
+	assert.Contains(t, out.String(), "rendering chart")
+	assert.Contains(t, out.String(), "CronJob")
 }
