@@ -11,17 +11,6 @@ import (
 )
 
 // Errors returned by this package.
-var (
-	// ErrInvalidVersion is returned by ParseVersion for text that is not a
-	// version such as v1.22.0.
-	ErrInvalidVersion = errors.New("deprecation: invalid version")
-	// ErrInvalidRules is returned by LoadRules and NewRuleSet for a rules
-	// file or rule that cannot be used.
-	ErrInvalidRules = errors.New("deprecation: invalid rules")
-	// ErrUnknownFormat is returned by ParseFormat and Report.Write for an
-	// output format other than table, json and yaml.
-	ErrUnknownFormat = errors.New("deprecation: unknown output format")
-)
 
 // DocumentError is a document that could not be checked, or with Index -1
 // a whole source that could not be read. The checker reports it in

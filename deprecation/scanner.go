@@ -12,20 +12,6 @@ import (
 
 // Errors of release scanning and of the Cache (the checker's are in
 // checker.go).
-var (
-	// ErrCorruptRelease is wrapped by the Err of a Release whose storage
-	// object could not be decoded (bad base64, gzip or JSON).
-	ErrCorruptRelease = errors.New("deprecation: corrupt release")
-	// ErrStale is wrapped by Cache.Health when the data is older than
-	// Interval + Tolerance (or there has been none for that long).
-	ErrStale = errors.New("deprecation: scan data is stale")
-	// ErrScanFailed is wrapped by Cache.Health when the last scan failed.
-	ErrScanFailed = errors.New("deprecation: last scan failed")
-	// ErrCacheClosed is returned by Cache.Run and Cache.Refresh after Close.
-	ErrCacheClosed = errors.New("deprecation: cache closed")
-	// ErrCacheRunning is returned by a second concurrent Cache.Run.
-	ErrCacheRunning = errors.New("deprecation: cache already running")
-)
 
 // ReleaseScanner checks the deployed Helm releases of a cluster. The
 // implementation over Helm's storage is deprecation/helm.
