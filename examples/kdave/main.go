@@ -72,9 +72,13 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	cluster := fs.Bool("cluster", false, "check the deployed Helm releases of the cluster instead of PATHs")
 	kubeconfig := fs.String("kubeconfig", "", "with -cluster: kubeconfig `file` (default $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	namespace := fs.String("namespace", "", "with -cluster: only this namespace; for charts: the release namespace")
+	flux := fs.String("flux", "", "build the Flux repository at `path` offline (Kustomizations and HelmReleases) and check what it renders")
+	only := fs.String("only", "", "with -flux: build only this Kustomization (namespace/name or name) and what it needs")
+	sources := sourcesFlag{}
+	fs.Var(sources, "sources", "with -flux: `name=path` points a GitRepository/OCIRepository at a local directory (repeatable, comma-separated)")
 	valuesFile := fs.String("values", "", "values `file` for the charts among PATHs (a directory with Chart.yaml, or a .tgz), rendered for the target")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, a chart, or - for stdin)\n       kdave check -cluster [flags]")
+		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, a chart, or - for stdin)\n       kdave check -cluster [flags]\n       kdave check -flux PATH [-only NAME] [-sources name=path]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -83,7 +87,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		return deprecation.ExitError
 	}
-	if fs.NArg() == 0 && !*cluster {
+	if fs.NArg() == 0 && !*cluster && *flux == "" {
 		fs.Usage()
 		return deprecation.ExitError
 	}
@@ -112,6 +116,16 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	checker, err := deprecation.NewChecker(rules, opts)
 	if err != nil {
 		return fail(err)
+	}
+	if *flux != "" {
+		if format == deprecation.FormatYAML {
+			return fail(errors.New("-flux prints table or json"))
+		}
+		code, err := checkFlux(ctx, checker, *flux, *only, sources, format, stdout)
+		if err != nil {
+			return fail(err)
+		}
+		return code
 	}
 	var rep *deprecation.Report
 	if *cluster {

@@ -100,3 +100,47 @@ func TestRunBrokenChart(t *testing.T) {
 	assert.Contains(t, out.String(), "rendering chart")
 	assert.Contains(t, out.String(), "CronJob")
 }
+
+func TestRunFlux(t *testing.T) {
+	const repo = "../../deprecation/gitops/testdata/fleet"
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check", "-flux", repo}, nil, &out, &errOut)
+	assert.Equal(t, 4, code, "PodSecurityPolicy has no replacement; stderr: %s", errOut.String())
+	for _, want := range []string{
+		"flux-system/apps            Kustomization  ok",
+		"flux-system/broken          Kustomization  failed",
+		"flux-system/after-broken    Kustomization  skipped",
+		"dag: dependency cycle",
+		"HelmRelease/apps/redis      HelmRelease    skipped",
+		"not rendered: remote chart",
+		"ghcr.io/stefanprodan/podinfo:6.5.0",
+		"CronJob                  apps/report-prod",
+	} {
+		assert.Contains(t, out.String(), want)
+	}
+
+	// -only builds what one Kustomization needs; JSON output.
+	out.Reset()
+	code = run(context.Background(), []string{"check", "-flux", repo, "-only", "flux-system/apps", "-o", "json"}, nil, &out, &errOut)
+	assert.Equal(t, 4, code)
+	var got struct {
+		Nodes []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"nodes"`
+		Exit int `json:"exitCode"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got), out.String())
+	var ids []string
+	for _, n := range got.Nodes {
+		ids = append(ids, n.ID+"="+n.Status)
+	}
+	// apps depends on infrastructure; nothing else is built.
+	assert.Equal(t, []string{"flux-system/apps=ok", "flux-system/infrastructure=ok"}, ids)
+	assert.Equal(t, 4, got.Exit)
+
+	code = run(context.Background(), []string{"check", "-flux", repo, "-only", "nope"}, nil, &out, &errOut)
+	assert.Equal(t, 1, code)
+	code = run(context.Background(), []string{"check", "-flux", repo, "-o", "yaml"}, nil, &out, &errOut)
+	assert.Equal(t, 1, code)
+}
