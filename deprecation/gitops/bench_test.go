@@ -1,0 +1,128 @@
+package gitops_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/fleetkit/fleetkit/deprecation/gitops"
+)
+
+// genRepo writes a Flux repository of nks Kustomizations, each with five
+// manifests and a dependency on the one before it in its group of ten (so
+// the graph has chains and parallel branches), and nhr HelmReleases of one
+// local chart spread over them.
+func genRepo(tb testing.TB, nks, nhr int) string {
+	tb.Helper()
+	root := tb.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	write("charts/web/Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n")
+	write("charts/web/values.yaml", "image: nginx:1.25\nreplicas: 2\n")
+	write("charts/web/templates/deploy.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: {{ .Release.Name }}}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: {matchLabels: {app: {{ .Release.Name }}}}
+  template:
+    metadata: {labels: {app: {{ .Release.Name }}}}
+    spec: {containers: [{name: web, image: {{ .Values.image | quote }}}]}
+---
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata: {name: {{ .Release.Name }}}
+spec: {minAvailable: 1}
+`)
+	for i := range nks {
+		dep := ""
+		if i%10 != 0 {
+			dep = fmt.Sprintf("  dependsOn:\n  - name: ks-%03d\n", i-1)
+		}
+		write(fmt.Sprintf("clusters/prod/ks-%03d.yaml", i), fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ks-%03d, namespace: flux-system}
+spec:
+  path: ./apps/app-%03d
+  sourceRef: {kind: GitRepository, name: flux-system}
+%s  postBuild:
+    substitute: {team: team-%d}
+`, i, i, dep, i%7))
+		for j := range 5 {
+			write(fmt.Sprintf("apps/app-%03d/obj-%d.yaml", i, j), fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app-%03d-%d, namespace: ${team}}
+spec:
+  selector: {matchLabels: {app: a%d}}
+  template:
+    metadata: {labels: {app: a%d}}
+    spec: {containers: [{name: c, image: "registry.example/app-%03d:%d"}]}
+`, i, j, j, j, i, j))
+		}
+	}
+	for k := range nhr {
+		write(fmt.Sprintf("apps/app-%03d/hr-%03d.yaml", k%nks, k), fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web-%03d, namespace: web}
+spec:
+  chart:
+    spec:
+      chart: ./charts/web
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+  values: {replicas: %d}
+`, k, 1+k%3))
+	}
+	return filepath.Join(root)
+}
+
+// BenchmarkBuild builds a generated repository of 200 Kustomizations and
+// 100 HelmReleases: the whole repository with parallelism 1 and with the
+// default, and one target's needs alone.
+func BenchmarkBuild(b *testing.B) {
+	repo := genRepo(b, 200, 100)
+	ctx := context.Background()
+	check := func(b *testing.B, opts gitops.Options, wantNodes int) {
+		res, err := gitops.Build(ctx, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ok := 0
+		for _, n := range res.Nodes {
+			if n.Status == gitops.StatusOK {
+				ok++
+			} else {
+				b.Fatalf("%s: %s %s", n.ID, n.Status, n.Error)
+			}
+		}
+		if wantNodes > 0 && ok != wantNodes {
+			b.Fatalf("built %d nodes, want %d", ok, wantNodes)
+		}
+		b.ReportMetric(float64(ok), "nodes")
+	}
+	b.Run("whole/parallelism=1", func(b *testing.B) {
+		for b.Loop() {
+			check(b, gitops.Options{Path: repo, Parallelism: 1}, 300)
+		}
+	})
+	b.Run(fmt.Sprintf("whole/parallelism=%d", runtime.GOMAXPROCS(0)), func(b *testing.B) {
+		for b.Loop() {
+			check(b, gitops.Options{Path: repo}, 300)
+		}
+	})
+	// ks-009 is the end of a chain of ten; with its HelmReleases.
+	b.Run("only=ks-009", func(b *testing.B) {
+		for b.Loop() {
+			check(b, gitops.Options{Path: repo, Only: "flux-system/ks-009"}, 0)
+		}
+	})
+}
