@@ -684,6 +684,16 @@ func (b *builder) generate(dir string) error {
 
 // images returns the values of every image key in objs, sorted and
 // unique.
+// imageFields are the fields, beyond every "image" key, that name a
+// container image in known kinds (by API group and kind), as flux-local
+// reports them. A kind mapped to nil holds image patterns, not images, and
+// is left out.
+var imageFields = map[string][][]string{
+	"postgresql.cnpg.io/Cluster":          {{"spec", "imageName"}},
+	"kyverno.io/ClusterPolicy":            nil, // images in rules are patterns, not images
+	"image.toolkit.fluxcd.io/ImagePolicy": nil,
+}
+
 func images(objs []Object) []string {
 	seen := make(map[string]bool)
 	var walk func(v any)
@@ -704,7 +714,16 @@ func images(objs []Object) []string {
 		}
 	}
 	for _, o := range objs {
+		fields, known := imageFields[o.group()+"/"+o.Kind]
+		if known && fields == nil {
+			continue
+		}
 		walk(o.Body)
+		for _, path := range fields {
+			if s, ok := lookup(o.Body, path...).(string); ok && s != "" {
+				seen[s] = true
+			}
+		}
 	}
 	return slices.Sorted(maps.Keys(seen))
 }
