@@ -64,6 +64,12 @@ type Options struct {
 	// Checker checks every node's objects; nil means one built from
 	// deprecation.DefaultRules() and Target.
 	Checker *deprecation.Checker
+	// ChartCache is a directory of remote charts, as `helm pull` leaves
+	// them (<chart>-<version>.tgz, or a directory <chart>-<version> or
+	// <chart>); HelmReleases of a HelmRepository chart found there are
+	// rendered, the others are reported as not rendered. Nothing is
+	// fetched.
+	ChartCache string
 	// IncludeCRDs and IncludeSecrets keep CustomResourceDefinitions and
 	// Secrets in NodeResult.Objects; they are left out by default. They
 	// are checked either way.

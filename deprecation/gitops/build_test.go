@@ -427,3 +427,33 @@ spec:
 	_, err = os.Stat(filepath.Join(dir, "web/kustomization.yaml"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// A remote chart found in the chart cache is rendered; nothing is fetched.
+func TestChartCache(t *testing.T) {
+	cache := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(cache, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	// The release asks for version 18.x, a range: the unpacked <chart>
+	// directory serves it.
+	write("redis/Chart.yaml", "apiVersion: v2\nname: redis\nversion: 18.6.1\n")
+	write("redis/templates/pdb.yaml", "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: {{ .Release.Name }}}\nspec: {minAvailable: 1}\n")
+	write("redis/templates/sts.yaml", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: {{ .Release.Name }}}\nspec:\n  template:\n    spec:\n      containers: [{name: redis, image: \"bitnami/redis:7.2\"}]\n")
+
+	res, err := Build(context.Background(), Options{Path: fleet, ChartCache: cache})
+	require.NoError(t, err)
+	redis := res.Node("HelmRelease/apps/redis")
+	require.NotNil(t, redis)
+	require.Equal(t, StatusOK, redis.Status, redis.Error)
+	assert.Equal(t, filepath.Join(cache, "redis"), redis.Path)
+	assert.Equal(t, []string{"bitnami/redis:7.2"}, redis.Images)
+	require.Len(t, redis.Findings, 1)
+	assert.Equal(t, "PodDisruptionBudget", redis.Findings[0].Kind)
+
+	// Without the cache it stays "not rendered: remote chart".
+	res, err = Build(context.Background(), Options{Path: fleet})
+	require.NoError(t, err)
+	assert.ErrorIs(t, res.Node("HelmRelease/apps/redis").Err, ErrRemoteChart)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -32,6 +33,8 @@ type HelmRelease struct {
 	// Chart is spec.chart.spec.chart: a path in a GitRepository, or a
 	// chart name in a HelmRepository.
 	Chart string
+	// ChartVersion is spec.chart.spec.version (a HelmRepository chart).
+	ChartVersion string
 	// SourceKind, SourceName and SourceNamespace name the chart's source;
 	// SourceKind is empty for a spec.chartRef.
 	SourceKind, SourceName, SourceNamespace string
@@ -68,6 +71,7 @@ func parseHelmRelease(o Object, owner string) *HelmRelease {
 		ReleaseName:     str(o.Body, "spec", "releaseName"),
 		TargetNamespace: str(o.Body, "spec", "targetNamespace"),
 		Chart:           str(o.Body, "spec", "chart", "spec", "chart"),
+		ChartVersion:    str(o.Body, "spec", "chart", "spec", "version"),
 		SourceKind:      str(o.Body, "spec", "chart", "spec", "sourceRef", "kind"),
 		SourceName:      str(o.Body, "spec", "chart", "spec", "sourceRef", "name"),
 		SourceNamespace: str(o.Body, "spec", "chart", "spec", "sourceRef", "namespace"),
@@ -172,16 +176,21 @@ func (b *builder) render(ctx context.Context, id string) (*NodeResult, error) {
 	h := b.hrs[id]
 	b.mu.Unlock()
 	n := &NodeResult{ID: id, Kind: kindHelmRelease, Namespace: h.Namespace, Name: h.Name, Path: h.Chart, DependsOn: h.DependsOn}
-	if h.SourceKind != kindGitRepository {
-		return n, ErrRemoteChart
-	}
-	root := b.root
-	if dir, ok := b.source(h.SourceNamespace, h.SourceName); ok {
-		root = dir
-	}
-	dir := filepath.Join(root, filepath.FromSlash(h.Chart))
-	if rel, err := filepath.Rel(root, dir); err != nil || strings.HasPrefix(rel, "..") {
-		return n, fmt.Errorf("%w: chart %s leaves its source", ErrNotFound, h.Chart)
+	var dir string
+	if h.SourceKind == kindGitRepository {
+		root := b.root
+		if d, ok := b.source(h.SourceNamespace, h.SourceName); ok {
+			root = d
+		}
+		dir = filepath.Join(root, filepath.FromSlash(h.Chart))
+		if rel, err := filepath.Rel(root, dir); err != nil || strings.HasPrefix(rel, "..") {
+			return n, fmt.Errorf("%w: chart %s leaves its source", ErrNotFound, h.Chart)
+		}
+	} else {
+		if dir = b.cachedChart(h); dir == "" {
+			return n, ErrRemoteChart
+		}
+		n.Path = dir
 	}
 	vals, err := b.values(h)
 	if err != nil {
@@ -222,4 +231,26 @@ func kubeVersion(target fmt.Stringer) (*chartutil.KubeVersion, error) {
 		return nil, fmt.Errorf("gitops: kube version %s: %w", target, err)
 	}
 	return kv, nil
+}
+
+// cachedChart finds a remote (HelmRepository) chart in Options.ChartCache,
+// as `helm pull` leaves it: <chart>-<version>.tgz, or an unpacked
+// directory <chart>-<version> or <chart>. It returns "" when there is none:
+// nothing is ever fetched.
+func (b *builder) cachedChart(h *HelmRelease) string {
+	if b.opts.ChartCache == "" || h.SourceKind != "HelmRepository" || h.Chart == "" || strings.ContainsAny(h.Chart, `/\`) {
+		return ""
+	}
+	var names []string
+	if h.ChartVersion != "" {
+		names = append(names, h.Chart+"-"+h.ChartVersion+".tgz", h.Chart+"-"+h.ChartVersion)
+	}
+	names = append(names, h.Chart)
+	for _, name := range names {
+		p := filepath.Join(b.opts.ChartCache, name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
 }

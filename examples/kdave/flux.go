@@ -32,8 +32,9 @@ func (s sourcesFlag) Set(v string) error {
 // checkFlux builds the Flux repository at path, prints every Kustomization
 // and HelmRelease with its status, images and findings, and returns the
 // checker's exit code (a failed node counts as an error).
-func checkFlux(ctx context.Context, c *deprecation.Checker, path, only string, sources map[string]string, format deprecation.Format, stdout io.Writer) (int, error) {
-	res, err := gitops.Build(ctx, gitops.Options{Path: path, Sources: sources, Only: only, Checker: c})
+func checkFlux(ctx context.Context, c *deprecation.Checker, opts gitops.Options, format deprecation.Format, stdout io.Writer) (int, error) {
+	opts.Checker = c
+	res, err := gitops.Build(ctx, opts)
 	if err != nil {
 		return deprecation.ExitError, err
 	}

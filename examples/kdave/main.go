@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/fleetkit/fleetkit/deprecation"
+	"github.com/fleetkit/fleetkit/deprecation/gitops"
 )
 
 const usage = `usage: kdave <command> [flags]
@@ -74,6 +75,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	namespace := fs.String("namespace", "", "with -cluster: only this namespace; for charts: the release namespace")
 	flux := fs.String("flux", "", "build the Flux repository at `path` offline (Kustomizations and HelmReleases) and check what it renders")
 	only := fs.String("only", "", "with -flux: build only this Kustomization (namespace/name or name) and what it needs")
+	chartCache := fs.String("chart-cache", "", "with -flux: `dir` of remote charts as helm pull leaves them (<chart>-<version>.tgz or <chart>/); nothing is fetched")
 	sources := sourcesFlag{}
 	fs.Var(sources, "sources", "with -flux: `name=path` points a GitRepository/OCIRepository at a local directory (repeatable, comma-separated)")
 	valuesFile := fs.String("values", "", "values `file` for the charts among PATHs (a directory with Chart.yaml, or a .tgz), rendered for the target")
@@ -121,7 +123,7 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		if format == deprecation.FormatYAML {
 			return fail(errors.New("-flux prints table or json"))
 		}
-		code, err := checkFlux(ctx, checker, *flux, *only, sources, format, stdout)
+		code, err := checkFlux(ctx, checker, gitops.Options{Path: *flux, Only: *only, Sources: sources, ChartCache: *chartCache}, format, stdout)
 		if err != nil {
 			return fail(err)
 		}
