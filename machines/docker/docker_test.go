@@ -5,10 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -180,33 +178,6 @@ func linterSpec(t testing.TB, cli *client.Client, language, version string) mach
 	}
 }
 
-type healthBody struct {
-	Version      string `json:"version"`
-	Language     string `json:"language"`
-	RequestCount int64  `json:"requestCount"`
-}
-
-type lintBody struct {
-	Result   bool   `json:"result"`
-	Details  string `json:"details"`
-	Language string `json:"language"`
-	Version  string `json:"version"`
-}
-
-func lint(t testing.TB, m machines.Machine, code string) (int, lintBody) {
-	t.Helper()
-	body, err := json.Marshal(map[string]string{"code": code})
-	require.NoError(t, err)
-	resp, err := http.Post(m.URL()+"/lint", "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var lb lintBody
-	_ = json.Unmarshal(raw, &lb)
-	return resp.StatusCode, lb
-}
-
 func TestCreateLintRemove(t *testing.T) {
 	testenv.Short(t)
 	cli := engine(t)
@@ -220,15 +191,11 @@ func TestCreateLintRemove(t *testing.T) {
 	assert.Equal(t, "true", m.Labels[machines.LabelManaged])
 	assert.Equal(t, name, m.Labels[machines.LabelProvider])
 
-	resp, err := http.Get(m.URL() + "/health")
-	require.NoError(t, err)
-	var h healthBody
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, healthBody{Version: "1.0", Language: "python"}, h)
+	status, h := linterbin.GetHealth(t, m)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, linterbin.Health{Version: "1.0", Language: "python"}, h)
 
-	status, lb := lint(t, m, "print('hello world')\n")
+	status, lb := linterbin.Lint(t, m, "print('hello world')\n")
 	require.Equal(t, http.StatusOK, status)
 	assert.True(t, lb.Result, lb.Details)
 	assert.Equal(t, "1.0", lb.Version)
@@ -262,7 +229,7 @@ func TestDeadContainerIsSeen(t *testing.T) {
 
 	m, err := p.Create(t.Context(), linterSpec(t, cli, "python", "1.2"))
 	require.NoError(t, err)
-	status, _ := lint(t, m, "")
+	status, _ := linterbin.Lint(t, m, "")
 	assert.GreaterOrEqual(t, status, 500)
 
 	select {
@@ -383,7 +350,7 @@ func TestNetworkMode(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(m.Address, ":8080"), m.Address)
 	assert.False(t, strings.HasPrefix(m.Address, "127."), m.Address)
-	status, lb := lint(t, m, "class A {\n}\n")
+	status, lb := linterbin.Lint(t, m, "class A {\n}\n")
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "1.0", lb.Version)
 

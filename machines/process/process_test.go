@@ -3,10 +3,8 @@ package process_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -58,42 +56,6 @@ func linterSpec(t testing.TB, language, version string) machines.Spec {
 		StartTimeout: 20 * time.Second,
 		Labels:       map[string]string{"test": t.Name()},
 	}
-}
-
-type healthBody struct {
-	Version      string `json:"version"`
-	Language     string `json:"language"`
-	RequestCount int64  `json:"requestCount"`
-}
-
-type lintBody struct {
-	Result   bool   `json:"result"`
-	Details  string `json:"details"`
-	Language string `json:"language"`
-	Version  string `json:"version"`
-}
-
-func getJSON(t testing.TB, url string, v any) int {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(v))
-	return resp.StatusCode
-}
-
-func lint(t testing.TB, m machines.Machine, code string) (int, lintBody) {
-	t.Helper()
-	body, err := json.Marshal(map[string]string{"code": code})
-	require.NoError(t, err)
-	resp, err := http.Post(m.URL()+"/lint", "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var lb lintBody
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	_ = json.Unmarshal(raw, &lb)
-	return resp.StatusCode, lb
 }
 
 func pidOf(t testing.TB, m machines.Machine) int {
@@ -184,16 +146,17 @@ func TestCreateLintRemove(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "127.0.0.1", host)
 
-			var h healthBody
-			require.Equal(t, http.StatusOK, getJSON(t, m.URL()+"/health", &h))
-			assert.Equal(t, healthBody{Version: tt.version, Language: tt.language}, h)
+			status, h := linterbin.GetHealth(t, m)
+			require.Equal(t, http.StatusOK, status)
+			assert.Equal(t, linterbin.Health{Version: tt.version, Language: tt.language}, h)
 
-			status, lb := lint(t, m, tt.code)
+			status, lb := linterbin.Lint(t, m, tt.code)
 			require.Equal(t, http.StatusOK, status)
 			assert.True(t, lb.Result, lb.Details)
 			assert.Equal(t, tt.language, lb.Language)
 			assert.Equal(t, tt.version, lb.Version)
-			require.Equal(t, http.StatusOK, getJSON(t, m.URL()+"/health", &h))
+			status, h = linterbin.GetHealth(t, m)
+			require.Equal(t, http.StatusOK, status)
 			assert.EqualValues(t, 1, h.RequestCount)
 
 			ms, err := p.List(t.Context())
@@ -264,7 +227,7 @@ func TestExitIsReported(t *testing.T) {
 	healthy, err := p.Create(t.Context(), linterSpec(t, "python", "1.0"))
 	require.NoError(t, err)
 
-	status, _ := lint(t, broken, "")
+	status, _ := linterbin.Lint(t, broken, "")
 	assert.GreaterOrEqual(t, status, 500, "a 1.2 linter given empty code must fail")
 
 	select {
