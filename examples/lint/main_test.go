@@ -7,14 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestCLI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testenv.Short(t) // builds and runs the binary
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "lint")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()

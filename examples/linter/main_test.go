@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,9 +54,7 @@ func lint(t *testing.T, url, code string) (int, map[string]any) {
 // TestBinary runs the real binary, as the machine manager does, and checks
 // the contract's sample on every version and language.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testenv.Short(t) // builds and runs the binary
 	bin := filepath.Join(t.TempDir(), "linter")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, string(out))
