@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -27,6 +26,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fleetkit/fleetkit/balancer"
+	"github.com/fleetkit/fleetkit/internal/httpserver"
 )
 
 func main() {
@@ -94,25 +94,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
 	serve := func(name, addr string, h http.Handler) (string, error) {
-		ln, err := net.Listen("tcp", addr)
+		ln, err := httpserver.Listen(addr)
 		if err != nil {
 			return "", fmt.Errorf("%s listener: %w", name, err)
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		logger.Info("listening", "api", name, "addr", ln.Addr().String())
-		g.Go(func() error {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
-		g.Go(func() error {
-			<-ctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), *drain)
-			defer cancel()
-			logger.Info("draining", "api", name)
-			return srv.Shutdown(sctx) // waits for in-flight requests
-		})
+		// Run drains in-flight requests when ctx ends.
+		g.Go(func() error { return httpserver.Run(ctx, httpserver.New(h), ln, *drain) })
 		return ln.Addr().String(), nil
 	}
 	name := "public+admin"
