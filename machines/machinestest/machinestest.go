@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fleetkit/fleetkit/internal/httpjson"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/internal/hub"
 )
@@ -306,22 +307,22 @@ func (p *Provider) linter(mc *machine) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		if mc.sick.Load() || mc.broken.Load() || mc.dead.Load() {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "error", "message": "unhealthy"})
+			httpjson.Write(w, http.StatusServiceUnavailable, map[string]string{"status": "error", "message": "unhealthy"})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
+		httpjson.Write(w, http.StatusOK, map[string]any{
 			"version": mc.m.Version, "language": mc.m.Language, "requestCount": mc.lints.Load(),
 		})
 	})
 	mux.HandleFunc("POST /lint", func(w http.ResponseWriter, r *http.Request) {
 		if mc.broken.Load() || mc.dead.Load() {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"status": "error", "message": "crashed"})
+			httpjson.Write(w, http.StatusInternalServerError, map[string]string{"status": "error", "message": "crashed"})
 			return
 		}
 		mc.lints.Add(1)
 		var req lintRequest
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"status": "error", "message": "invalid JSON: " + err.Error()})
+			httpjson.Write(w, http.StatusBadRequest, map[string]string{"status": "error", "message": "invalid JSON: " + err.Error()})
 			return
 		}
 		switch mc.m.Version {
@@ -335,7 +336,7 @@ func (p *Provider) linter(mc *machine) http.Handler {
 			}
 		case "1.2":
 			if req.Code == "" {
-				writeJSON(w, http.StatusInternalServerError, map[string]string{"status": "error", "message": "crashed"})
+				httpjson.Write(w, http.StatusInternalServerError, map[string]string{"status": "error", "message": "crashed"})
 				mc.broken.Store(true)
 				if f, ok := w.(http.Flusher); ok {
 					f.Flush()
@@ -361,15 +362,9 @@ func (p *Provider) linter(mc *machine) http.Handler {
 			ans.Details = fmt.Sprintf("%d:%d: W292 no newline at end of file", line, col)
 			ans.Diagnostics = append(ans.Diagnostics, diagnostic{Line: line, Column: col, Code: "W292", Message: "no newline at end of file"})
 		}
-		writeJSON(w, http.StatusOK, ans)
+		httpjson.Write(w, http.StatusOK, ans)
 	})
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 func clone(m machines.Machine) machines.Machine {
