@@ -107,7 +107,7 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 	}
 	if cfg.StepAfter > 0 {
 		opts.Auto = &rollout.AutoOptions{
-			Source:       newGathererRates(reg),
+			Source:       rollout.NewCounterErrorRates(reg, rollout.CounterOptions{}), // the in-process balancer's counters
 			StepAfter:    cfg.StepAfter,
 			MaxErrorRate: cfg.MaxErrorRate,
 		}
