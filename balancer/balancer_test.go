@@ -64,16 +64,18 @@ func newBalancer(t *testing.T, opts balancer.Options) *balancer.Balancer {
 	return b
 }
 
-// ratioCases are the weight sets of the ratio accuracy tests, shared by the
-// Balancer and the Proxy tests. perBackend is the exact count of each
-// backend of each version after n requests.
-var ratioCases = []struct {
+type ratioCase struct {
 	name       string
 	backends   map[string]int
 	ratio      map[string]int
 	n          int
 	perBackend map[string]int
-}{
+}
+
+// ratioCases are the weight sets of the ratio accuracy tests, shared by the
+// Balancer and the Proxy tests. perBackend is the exact count of each
+// backend of each version after n requests.
+var ratioCases = []ratioCase{
 	{"contract 60/40 two per version", map[string]int{"1.0": 2, "2.0": 2}, map[string]int{"1.0": 60, "2.0": 40}, 100, map[string]int{"1.0": 30, "2.0": 20}},
 	{"contract 99/1 nine and one", map[string]int{"1.0": 9, "2.0": 1}, map[string]int{"1.0": 99, "2.0": 1}, 100, map[string]int{"1.0": 11, "2.0": 1}},
 	{"95/5", map[string]int{"1.0": 1, "2.0": 1}, map[string]int{"1.0": 95, "2.0": 5}, 100, map[string]int{"1.0": 95, "2.0": 5}},

@@ -1,9 +1,11 @@
 package balancer_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -110,8 +112,8 @@ func BenchmarkProxy(b *testing.B) {
 		_, _ = io.WriteString(w, `{"result":true,"details":"ok"}`)
 	}))
 	defer backend.Close()
-	for _, fw := range forwarders {
-		b.Run(fw.name, func(b *testing.B) {
+	for _, su := range setups[:2] { // the handler alone; BenchmarkFront has the servers
+		b.Run(su.name, func(b *testing.B) {
 			bal, err := balancer.New(balancer.Options{})
 			if err != nil {
 				b.Fatal(err)
@@ -119,7 +121,7 @@ func BenchmarkProxy(b *testing.B) {
 			if err := bal.AddBackend(context.Background(), "python", "1.0", backend.URL); err != nil {
 				b.Fatal(err)
 			}
-			proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Transport: fw.transport()})
+			proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Transport: su.transport()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -133,6 +135,87 @@ func BenchmarkProxy(b *testing.B) {
 					proxy.ServeHTTP(rec, req)
 					if rec.Code != http.StatusOK {
 						b.Fatalf("status %d: %s", rec.Code, rec.Body)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkFront runs whole lint requests over loopback keep-alive
+// connections through the Proxy behind net/http's server and behind
+// balancer.Server (client, proxy and backend in this process, so the
+// figures are for comparing the two fronts, not absolute).
+func BenchmarkFront(b *testing.B) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"result":true,"details":"ok"}`)
+	}))
+	defer backend.Close()
+	bal, err := balancer.New(balancer.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := bal.AddBackend(context.Background(), "python", "1.0", backend.URL); err != nil {
+		b.Fatal(err)
+	}
+	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer proxy.CloseIdleConnections()
+	const body = `{"code":"print('hello world')\n"}`
+	request := []byte(fmt.Sprintf("POST /lint/python HTTP/1.1\r\nHost: lb\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+
+	fronts := []struct {
+		name  string
+		serve func(net.Listener) (stop func())
+	}{
+		{"net-http", func(ln net.Listener) func() {
+			srv := &http.Server{Handler: proxy}
+			go func() { _ = srv.Serve(ln) }()
+			return func() { _ = srv.Close() }
+		}},
+		{"server", func(ln net.Listener) func() {
+			srv, err := balancer.NewServer(proxy, balancer.ServerOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			go func() { _ = srv.Serve(ln) }()
+			return func() { _ = srv.Close() }
+		}},
+	}
+	for _, fr := range fronts {
+		b.Run(fr.name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer fr.serve(ln)()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				nc, err := net.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				for pb.Next() {
+					if _, err := nc.Write(request); err != nil {
+						b.Error(err)
+						return
+					}
+					resp, err := http.ReadResponse(br, nil)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					if resp.StatusCode != http.StatusOK {
+						b.Errorf("status %d", resp.StatusCode)
+						return
 					}
 				}
 			})

@@ -29,6 +29,13 @@
 // secret, and Client drives a remote Admin. Checker optionally readmits
 // ejected backends that answer /health again.
 //
+// Server serves a Proxy without net/http's server on the common path: plain
+// HTTP/1.1 lint requests are parsed and answered by its own connection
+// loop, and a connection that sends anything else is handed, unread bytes
+// included, to a net/http server running a fallback handler. It is how
+// examples/loadbalancer serves its public listener; a Proxy mounted in any
+// http.Handler tree works the same, only slower (see BENCHMARKS.md).
+//
 // # Concurrency
 //
 // Every exported type is safe for concurrent use. The pick path takes no
@@ -51,6 +58,9 @@
 //	mux := http.NewServeMux()
 //	mux.Handle("/lint/", proxy)
 //	mux.Handle("/", admin)
+//	front, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: mux})
+//	if err != nil { ... }
+//	go front.Serve(ln) // front.Shutdown(ctx) drains
 //
 //	_ = b.AddBackend(ctx, "python", "1.0", "http://127.0.0.1:34567")
 //	_ = b.SetRatio(ctx, "python", map[string]int{"1.0": 95, "2.0": 5})

@@ -252,45 +252,21 @@ func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
 		return nil, false
 	}
-	n := strings.Count(rest, "\r\n")
-	h := make(http.Header, n)
-	vals := make([]string, n) // one backing array for the single values
 	cl := int64(-1)
-	for i := 0; rest != ""; i++ {
-		line, rest, _ = strings.Cut(rest, "\r\n")
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !canonicalToken(k) {
-			return nil, false
-		}
-		v = strings.Trim(v, " \t")
-		for j := 0; j < len(v); j++ {
-			if b := v[j]; (b < ' ' && b != '\t') || b == 0x7f {
-				return nil, false
-			}
-		}
+	h, ok := parseHeaderLines(rest, func(k, v string) bool {
 		switch k {
 		case "Connection", "Transfer-Encoding", "Trailer":
-			return nil, false
+			return false
 		case "Content-Length":
-			if cl >= 0 || v == "" || len(v) > 15 {
-				return nil, false
+			n, ok := parseLength(v)
+			if cl >= 0 || !ok {
+				return false
 			}
-			cl = 0
-			for j := 0; j < len(v); j++ {
-				if v[j] < '0' || v[j] > '9' {
-					return nil, false
-				}
-				cl = cl*10 + int64(v[j]-'0')
-			}
+			cl = n
 		}
-		if vv, dup := h[k]; dup {
-			h[k] = append(vv, v)
-			continue
-		}
-		vals[i] = v
-		h[k] = vals[i : i+1 : i+1]
-	}
-	if cl < 0 {
+		return true
+	})
+	if !ok || cl < 0 {
 		return nil, false
 	}
 	_, _ = br.Discard(end + 4)
@@ -304,6 +280,42 @@ func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 		Body:          http.NoBody,
 		ContentLength: cl,
 	}, true
+}
+
+// parseHeaderLines parses CRLF-separated header lines (a final CRLF is
+// optional) into a Header, calling field for each name and value (false gives up).
+// It accepts only what http.ReadResponse and http.ReadRequest parse alike:
+// canonical token names (other spellings are left to them, which
+// canonicalize) and values without control characters, trimmed of spaces
+// and tabs. The values of single-valued keys share one backing array.
+func parseHeaderLines(lines string, field func(k, v string) bool) (http.Header, bool) {
+	n := strings.Count(lines, "\r\n") + 1
+	h := make(http.Header, n)
+	vals := make([]string, n)
+	for i := 0; lines != ""; i++ {
+		var line string
+		line, lines, _ = strings.Cut(lines, "\r\n")
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !canonicalToken(k) {
+			return nil, false
+		}
+		v = strings.Trim(v, " \t")
+		for j := 0; j < len(v); j++ {
+			if b := v[j]; (b < ' ' && b != '\t') || b == 0x7f {
+				return nil, false
+			}
+		}
+		if !field(k, v) {
+			return nil, false
+		}
+		if vv, dup := h[k]; dup {
+			h[k] = append(vv, v)
+			continue
+		}
+		vals[i] = v
+		h[k] = vals[i : i+1 : i+1]
+	}
+	return h, true
 }
 
 // line9 returns the status of the status line at the start of head:

@@ -205,7 +205,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, err)
 		return
 	}
+	p.serve(w, r, lang, body, start)
+}
 
+// serve forwards the lint request r for lang, whose body has been read
+// into body, and writes the answer to w. Server's fast path enters here.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body []byte, start time.Time) {
 	be, err := p.bal.Pick(lang)
 	if err != nil {
 		p.count(lang, nil, http.StatusServiceUnavailable)

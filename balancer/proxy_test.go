@@ -91,35 +91,51 @@ func dyingMidStream(w http.ResponseWriter, r *http.Request) {
 	_ = conn.Close()
 }
 
-// forwarders are the two ways a Proxy reaches backends: its built-in
-// forwarder (no Transport given) and an http.Transport.
-var forwarders = []struct {
+// setup is one way of running a Proxy: behind net/http's server or
+// behind balancer.Server, reaching backends with its built-in forwarder
+// (no Transport given) or an http.Transport. Every proxy test runs in each.
+type setup struct {
 	name      string
 	transport func() http.RoundTripper
-}{
-	{"direct", func() http.RoundTripper { return nil }},
-	{"transport", func() http.RoundTripper { return balancer.NewTransport() }},
+	server    bool // behind balancer.Server
+}
+
+var setups = []setup{
+	{"direct", func() http.RoundTripper { return nil }, false},
+	{"transport", func() http.RoundTripper { return balancer.NewTransport() }, false},
+	{"server/direct", func() http.RoundTripper { return nil }, true},
+	{"server/transport", func() http.RoundTripper { return balancer.NewTransport() }, true},
 }
 
 type proxyEnv struct {
-	bal   *balancer.Balancer
-	proxy *balancer.Proxy
-	srv   *httptest.Server
-	reg   *prometheus.Registry
+	bal    *balancer.Balancer
+	proxy  *balancer.Proxy
+	reg    *prometheus.Registry
+	url    string // of the front server
+	client *http.Client
 }
 
-func newProxyEnv(t *testing.T, bopts balancer.Options, popts balancer.ProxyOptions) *proxyEnv {
+func newProxyEnv(t *testing.T, su setup, bopts balancer.Options, popts balancer.ProxyOptions) *proxyEnv {
 	t.Helper()
 	e := &proxyEnv{reg: prometheus.NewRegistry()}
 	bopts.Registerer = e.reg
 	popts.Registerer = e.reg
+	popts.Transport = su.transport()
 	e.bal = newBalancer(t, bopts)
 	var err error
 	e.proxy, err = balancer.NewProxy(e.bal, popts)
 	require.NoError(t, err)
 	t.Cleanup(e.proxy.CloseIdleConnections)
-	e.srv = httptest.NewServer(e.proxy)
-	t.Cleanup(e.srv.Close)
+	if !su.server {
+		srv := httptest.NewServer(e.proxy)
+		t.Cleanup(srv.Close)
+		e.url, e.client = srv.URL, srv.Client()
+		return e
+	}
+	e.url = serveFront(t, e.proxy, nil)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	e.client = &http.Client{Transport: tr}
 	return e
 }
 
@@ -131,7 +147,7 @@ func (e *proxyEnv) add(t *testing.T, lang, version, uri string) {
 // lint POSTs body to /lint/{lang} and returns status and body.
 func (e *proxyEnv) lint(t *testing.T, lang, body string) (int, string) {
 	t.Helper()
-	resp, err := e.srv.Client().Post(e.srv.URL+"/lint/"+lang, "application/json", strings.NewReader(body))
+	resp, err := e.client.Post(e.url+"/lint/"+lang, "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -140,33 +156,45 @@ func (e *proxyEnv) lint(t *testing.T, lang, body string) (int, string) {
 }
 
 func TestProxyRatioAccuracy(t *testing.T) {
-	for _, tt := range ratioCases {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{})
-			linters := map[string][]*linter{}
-			for _, v := range sortedKeys(tt.backends) {
-				for range tt.backends[v] {
-					l := newLinter(t, v, nil)
-					e.add(t, "python", v, l.URI())
-					linters[v] = append(linters[v], l)
-				}
-			}
-			require.NoError(t, e.bal.SetRatio(context.Background(), "python", tt.ratio))
-			for range tt.n {
-				code, _ := e.lint(t, "python", `{"code":"print('hello world')\n"}`)
-				require.Equal(t, http.StatusOK, code)
-			}
-			for v, ls := range linters {
-				for _, l := range ls {
-					assert.Equal(t, int64(tt.perBackend[v]), l.hits.Load(), "a backend of %s", v)
-				}
-			}
-		})
+	for _, su := range setups {
+		for _, tt := range ratioCases {
+			t.Run(su.name+"/"+tt.name, func(t *testing.T) {
+				testRatioAccuracy(t, su, tt)
+			})
+		}
+	}
+}
+
+func testRatioAccuracy(t *testing.T, su setup, tt ratioCase) {
+	e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{})
+	linters := map[string][]*linter{}
+	for _, v := range sortedKeys(tt.backends) {
+		for range tt.backends[v] {
+			l := newLinter(t, v, nil)
+			e.add(t, "python", v, l.URI())
+			linters[v] = append(linters[v], l)
+		}
+	}
+	require.NoError(t, e.bal.SetRatio(context.Background(), "python", tt.ratio))
+	for range tt.n {
+		code, _ := e.lint(t, "python", `{"code":"print('hello world')\n"}`)
+		require.Equal(t, http.StatusOK, code)
+	}
+	for v, ls := range linters {
+		for _, l := range ls {
+			assert.Equal(t, int64(tt.perBackend[v]), l.hits.Load(), "a backend of %s", v)
+		}
 	}
 }
 
 func TestProxyPassesAnswerThrough(t *testing.T) {
-	e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{})
+	for _, su := range setups {
+		t.Run(su.name, func(t *testing.T) { testProxyPassesAnswerThrough(t, su) })
+	}
+}
+
+func testProxyPassesAnswerThrough(t *testing.T, su setup) {
+	e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{})
 	l := newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
 		assert.Empty(t, r.Header.Get("Idempotency-Key"), "the idempotency marker is not sent")
 		assert.Empty(t, r.Header.Get("X-Hop"), "headers named in Connection are dropped")
@@ -181,12 +209,12 @@ func TestProxyPassesAnswerThrough(t *testing.T) {
 	})
 	e.add(t, "python", "1.0", l.URI())
 
-	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/lint/python?a=1", strings.NewReader(`{"code":"x"}`))
+	req, err := http.NewRequest(http.MethodPost, e.url+"/lint/python?a=1", strings.NewReader(`{"code":"x"}`))
 	require.NoError(t, err)
 	req.Header.Set("Connection", "X-Hop")
 	req.Header.Set("X-Hop", "dropped")
 	req.Header.Set("X-End-To-End", "kept")
-	resp, err := e.srv.Client().Do(req)
+	resp, err := e.client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -198,7 +226,13 @@ func TestProxyPassesAnswerThrough(t *testing.T) {
 }
 
 func TestProxyErrors(t *testing.T) {
-	e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{MaxBody: 64})
+	for _, su := range setups {
+		t.Run(su.name, func(t *testing.T) { testProxyErrors(t, su) })
+	}
+}
+
+func testProxyErrors(t *testing.T, su setup) {
+	e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{MaxBody: 64})
 	e.add(t, "python", "1.0", newLinter(t, "1.0", nil).URI())
 	tests := []struct {
 		name   string
@@ -217,9 +251,9 @@ func TestProxyErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest(tt.method, e.srv.URL+tt.path, strings.NewReader(tt.body))
+			req, err := http.NewRequest(tt.method, e.url+tt.path, strings.NewReader(tt.body))
 			require.NoError(t, err)
-			resp, err := e.srv.Client().Do(req)
+			resp, err := e.client.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
@@ -235,7 +269,7 @@ func TestProxyErrors(t *testing.T) {
 			_, _ = io.WriteString(pw, `{"code":"`+strings.Repeat("y", 200)+`"}`)
 			_ = pw.Close()
 		}()
-		resp, err := e.srv.Client().Post(e.srv.URL+"/lint/python", "application/json", pr)
+		resp, err := e.client.Post(e.url+"/lint/python", "application/json", pr)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
@@ -309,18 +343,18 @@ func TestProxyFaults(t *testing.T) {
 			first: outcome{502, "failed and no other could answer"}, ejectedAfter: 3,
 		},
 	}
-	for _, fw := range forwarders {
+	for _, su := range setups {
 		for _, tt := range tests {
-			t.Run(fw.name+"/"+tt.name, func(t *testing.T) {
-				testProxyFault(t, fw.transport(), tt)
+			t.Run(su.name+"/"+tt.name, func(t *testing.T) {
+				testProxyFault(t, su, tt)
 			})
 		}
 	}
 }
 
-func testProxyFault(t *testing.T, transport http.RoundTripper, tt faultCase) {
+func testProxyFault(t *testing.T, su setup, tt faultCase) {
 	const body = `{"code":"print('hello world')\n"}`
-	e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{Timeout: 300 * time.Millisecond, Transport: transport})
+	e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{Timeout: 300 * time.Millisecond})
 	badURI, badHits := tt.bad(t)
 	e.add(t, "python", "1.0", badURI)
 	var good *linter
@@ -386,10 +420,10 @@ func TestProxyRetriesExactlyOnce(t *testing.T) {
 			return l.URI(), l.hits.Load
 		}},
 	}
-	for _, fw := range forwarders {
+	for _, su := range setups {
 		for _, tt := range tests {
-			t.Run(fw.name+"/"+tt.name, func(t *testing.T) {
-				e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{Transport: fw.transport()})
+			t.Run(su.name+"/"+tt.name, func(t *testing.T) {
+				e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{})
 				var hits []func() int64
 				for range 3 {
 					u, h := tt.bad(t)
@@ -409,7 +443,13 @@ func TestProxyRetriesExactlyOnce(t *testing.T) {
 }
 
 func TestProxyCountsAttempts(t *testing.T) {
-	e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{})
+	for _, su := range setups {
+		t.Run(su.name, func(t *testing.T) { testProxyCountsAttempts(t, su) })
+	}
+}
+
+func testProxyCountsAttempts(t *testing.T, su setup) {
+	e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{})
 	l := newLinter(t, "1.0", nil)
 	e.add(t, "python", "1.0", l.URI())
 	for range 3 {
@@ -482,10 +522,10 @@ func TestProxyUpstreamFraming(t *testing.T) {
 			_ = conn.Close()
 		}, `{"result":false}`},
 	}
-	for _, fw := range forwarders {
+	for _, su := range setups {
 		for _, tt := range tests {
-			t.Run(fw.name+"/"+tt.name, func(t *testing.T) {
-				e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{Transport: fw.transport()})
+			t.Run(su.name+"/"+tt.name, func(t *testing.T) {
+				e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{})
 				e.add(t, "python", "1.0", newLinter(t, "1.0", tt.handler).URI())
 				for range 3 {
 					code, got := e.lint(t, "python", `{"code":"x"}`)
@@ -500,9 +540,9 @@ func TestProxyUpstreamFraming(t *testing.T) {
 // TestProxyStaleKeepAlive: a backend that closed an idle keep-alive
 // connection costs neither a failure nor a retry on another backend.
 func TestProxyStaleKeepAlive(t *testing.T) {
-	for _, fw := range forwarders {
-		t.Run(fw.name, func(t *testing.T) {
-			e := newProxyEnv(t, balancer.Options{EjectAfter: 1}, balancer.ProxyOptions{Transport: fw.transport()})
+	for _, su := range setups {
+		t.Run(su.name, func(t *testing.T) {
+			e := newProxyEnv(t, su, balancer.Options{EjectAfter: 1}, balancer.ProxyOptions{})
 			l := newLinter(t, "1.0", nil)
 			e.add(t, "python", "1.0", l.URI())
 			for range 5 {
@@ -523,9 +563,9 @@ func TestProxyStaleKeepAlive(t *testing.T) {
 // TestProxyClientGone: a client that leaves ends the upstream attempt at
 // once and does not count against the backend.
 func TestProxyClientGone(t *testing.T) {
-	for _, fw := range forwarders {
-		t.Run(fw.name, func(t *testing.T) {
-			e := newProxyEnv(t, balancer.Options{EjectAfter: 1}, balancer.ProxyOptions{Timeout: time.Minute, Transport: fw.transport()})
+	for _, su := range setups {
+		t.Run(su.name, func(t *testing.T) {
+			e := newProxyEnv(t, su, balancer.Options{EjectAfter: 1}, balancer.ProxyOptions{Timeout: time.Minute})
 			upstreamDone := make(chan struct{}, 1)
 			l := newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
 				hanging(w, r)
@@ -534,9 +574,9 @@ func TestProxyClientGone(t *testing.T) {
 			e.add(t, "python", "1.0", l.URI())
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/lint/python", strings.NewReader(`{"code":"x"}`))
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/lint/python", strings.NewReader(`{"code":"x"}`))
 			require.NoError(t, err)
-			_, err = e.srv.Client().Do(req)
+			_, err = e.client.Do(req)
 			require.Error(t, err)
 			select {
 			case <-upstreamDone:
@@ -556,9 +596,9 @@ func TestProxyClientGone(t *testing.T) {
 // TestProxySkipsInformationalAnswers: a backend that sends an unasked-for
 // 100 Continue before its answer is still a plain 200 for the client.
 func TestProxySkipsInformationalAnswers(t *testing.T) {
-	for _, fw := range forwarders {
-		t.Run(fw.name, func(t *testing.T) {
-			e := newProxyEnv(t, balancer.Options{}, balancer.ProxyOptions{Transport: fw.transport()})
+	for _, su := range setups {
+		t.Run(su.name, func(t *testing.T) {
+			e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{})
 			e.add(t, "python", "1.0", newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body)
 				conn, buf, err := http.NewResponseController(w).Hijack()

@@ -16,6 +16,9 @@
 # Tunables (environment): DURATION=5s WARMUP=2s CONNECTIONS=64 THREADS=2
 #   ROUNDS=6 PROCS=<nproc> (GOMAXPROCS of the balancer = NGINX
 #   worker_processes) BASE_PORT=19100 GOGC=400 (the balancer's)
+#   BASE_REV=<git revision>: also run examples/loadbalancer as of that
+#   revision ("base", built from git archive) in the same rounds, and print
+#   the ratios ours/base: an A/B of a change in one run.
 # Needs go, nginx, wrk and curl in PATH; installs nothing.
 set -euo pipefail
 
@@ -27,6 +30,7 @@ ROUNDS=${ROUNDS:-6}
 PROCS=${PROCS:-$(nproc)}
 BASE_PORT=${BASE_PORT:-19100}
 LB_GOGC=${GOGC:-400}
+BASE_REV=${BASE_REV:-}
 
 die() { echo "bench-balancer: $*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found in PATH; $2"; }
@@ -55,6 +59,7 @@ BACKEND_PORTS=($((BASE_PORT + 1)) $((BASE_PORT + 2)) $((BASE_PORT + 3)) $((BASE_
 BACKEND_VERSIONS=(1.0 1.0 2.0 2.0)
 NGINX_WEIGHTS=(30 30 20 20) # = ratio 60/40 split over 2 backends per version
 LB_PORT=$((BASE_PORT + 10))
+OLD_PORT=$((BASE_PORT + 11))
 NGINX_PORT=$((BASE_PORT + 20))
 SECRET=bench-secret
 
@@ -67,13 +72,20 @@ wait_port() {
 	done
 	die "nothing listens on 127.0.0.1:$1 after 5s"
 }
-for p in "${BACKEND_PORTS[@]}" "$LB_PORT" "$NGINX_PORT"; do
+for p in "${BACKEND_PORTS[@]}" "$LB_PORT" "$OLD_PORT" "$NGINX_PORT"; do
 	port_free "$p" || die "port $p is taken; set BASE_PORT to another base"
 done
 
 echo "== building"
 (cd "$ROOT" && go build -o "$TMP/loadbalancer" ./examples/loadbalancer)
 (cd "$ROOT" && go build -o "$TMP/benchbackend" ./balancer/internal/benchbackend)
+TARGETS="ours nginx"
+if [ -n "$BASE_REV" ]; then
+	mkdir -p "$TMP/base-src"
+	(cd "$ROOT" && git archive "$BASE_REV") | tar -x -C "$TMP/base-src"
+	(cd "$TMP/base-src" && go build -o "$TMP/loadbalancer-base" ./examples/loadbalancer)
+	TARGETS="ours nginx base"
+fi
 
 echo "== starting ${#BACKEND_PORTS[@]} backends"
 args=()
@@ -84,18 +96,24 @@ done
 PIDS+=($!)
 for p in "${BACKEND_PORTS[@]}"; do wait_port "$p"; done
 
-echo "== starting examples/loadbalancer (GOMAXPROCS=$PROCS GOGC=$LB_GOGC) on :$LB_PORT"
-GOMAXPROCS=$PROCS GOGC=$LB_GOGC FLEETKIT_SECRET_KEY=$SECRET "$TMP/loadbalancer" -addr "127.0.0.1:$LB_PORT" 2>"$TMP/loadbalancer.log" &
-PIDS+=($!)
-wait_port "$LB_PORT"
-admin() {
-	curl -fsS -X POST -H 'Content-Type: application/json' -d "$2" "http://127.0.0.1:$LB_PORT$1" >/dev/null ||
-		die "admin call $1 failed"
+admin() { # PORT PATH BODY
+	curl -fsS -X POST -H 'Content-Type: application/json' -d "$3" "http://127.0.0.1:$1$2" >/dev/null ||
+		die "admin call $2 on :$1 failed"
 }
-for i in "${!BACKEND_PORTS[@]}"; do
-	admin /add "{\"lang\":\"python\",\"version\":\"${BACKEND_VERSIONS[$i]}\",\"uri\":\"http://127.0.0.1:${BACKEND_PORTS[$i]}\",\"secretKey\":\"$SECRET\"}"
-done
-admin /ratio "{\"lang\":\"python\",\"versionRatio\":{\"1.0\":60,\"2.0\":40},\"secretKey\":\"$SECRET\"}"
+start_lb() { # BINARY PORT
+	echo "== starting $1 (GOMAXPROCS=$PROCS GOGC=$LB_GOGC) on :$2"
+	GOMAXPROCS=$PROCS GOGC=$LB_GOGC FLEETKIT_SECRET_KEY=$SECRET "$1" -addr "127.0.0.1:$2" 2>"$1.log" &
+	PIDS+=($!)
+	echo $! >"$1.pid"
+	wait_port "$2"
+	local i
+	for i in "${!BACKEND_PORTS[@]}"; do
+		admin "$2" /add "{\"lang\":\"python\",\"version\":\"${BACKEND_VERSIONS[$i]}\",\"uri\":\"http://127.0.0.1:${BACKEND_PORTS[$i]}\",\"secretKey\":\"$SECRET\"}"
+	done
+	admin "$2" /ratio "{\"lang\":\"python\",\"versionRatio\":{\"1.0\":60,\"2.0\":40},\"secretKey\":\"$SECRET\"}"
+}
+start_lb "$TMP/loadbalancer" "$LB_PORT"
+if [ -n "$BASE_REV" ]; then start_lb "$TMP/loadbalancer-base" "$OLD_PORT"; fi
 
 echo "== starting nginx ($(nginx -v 2>&1 | sed 's/.*: //'), worker_processes $PROCS) on :$NGINX_PORT"
 mkdir -p "$TMP/nginx"
@@ -129,7 +147,27 @@ mkdir -p "$TMP/nginx"
 } >"$TMP/nginx/nginx.conf"
 nginx -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" &
 PIDS+=($!)
+NGINX_PID=$!
 wait_port "$NGINX_PORT"
+
+# cpu_ticks TARGET: user+system CPU clock ticks used so far by the target's
+# processes (NGINX: master and workers). CPU per request is the figure a
+# shared machine's load disturbs least.
+pids_of() {
+	case $1 in
+	ours) cat "$TMP/loadbalancer.pid" ;;
+	base) cat "$TMP/loadbalancer-base.pid" ;;
+	*) echo "$NGINX_PID" && pgrep -P "$NGINX_PID" ;;
+	esac
+}
+cpu_ticks() {
+	local p t=0
+	for p in $(pids_of "$1"); do
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat")))
+	done
+	echo "$t"
+}
+TICK_HZ=$(getconf CLK_TCK)
 
 cat >"$TMP/post.lua" <<'LUA'
 wrk.method = "POST"
@@ -137,10 +175,16 @@ wrk.body = '{"code":"print(\'hello world\')\\n"}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-url() { if [ "$1" = ours ]; then echo "http://127.0.0.1:$LB_PORT/lint/python"; else echo "http://127.0.0.1:$NGINX_PORT/lint/python"; fi; }
+url() {
+	case $1 in
+	ours) echo "http://127.0.0.1:$LB_PORT/lint/python" ;;
+	base) echo "http://127.0.0.1:$OLD_PORT/lint/python" ;;
+	*) echo "http://127.0.0.1:$NGINX_PORT/lint/python" ;;
+	esac
+}
 
 # Sanity: both answer 200 with the backend's body.
-for t in ours nginx; do
+for t in $TARGETS; do
 	out=$(curl -fsS -X POST -H 'Content-Type: application/json' -d '{"code":"x"}' "$(url "$t")") ||
 		die "$t does not answer POST /lint/python"
 	case $out in *'"result":true'*) ;; *) die "$t answered: $out" ;; esac
@@ -162,46 +206,52 @@ run() {
 	local target=$1 round=$2 out before after
 	wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$TMP/post.lua" "$(url "$target")" >/dev/null
 	before=$(counts)
+	local t0 t1
+	t0=$(cpu_ticks "$target")
 	out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$TMP/post.lua" "$(url "$target")")
+	t1=$(cpu_ticks "$target")
 	after=$(counts)
 	echo "$out" >"$TMP/wrk-$target-$round.txt"
-	local rps p50 p99 errs split
+	local rps p50 p99 errs split reqs cpu
 	rps=$(echo "$out" | awk '/^Requests\/sec:/ { print $2 }')
+	reqs=$(echo "$out" | awk '/ requests in / { print $1 }')
+	cpu=$(awk -v t="$((t1 - t0))" -v hz="$TICK_HZ" -v n="$reqs" 'BEGIN { printf "%.1f", t / hz / n * 1e6 }')
 	p50=$(to_ms "$(echo "$out" | awk '$1 == "50%" { print $2 }')")
 	p99=$(to_ms "$(echo "$out" | awk '$1 == "99%" { print $2 }')")
 	errs=$(echo "$out" | awk '/Non-2xx or 3xx responses:/ { n += $NF } /Socket errors:/ { gsub(",", ""); n += $4 + $6 + $8 + $10 } END { print n + 0 }')
 	split=$(paste -d' ' <(echo "$before" | tr ' ' '\n') <(echo "$after" | tr ' ' '\n') |
 		awk '{ d[NR] = $2 - $1; s += d[NR] } END { for (i = 1; i <= NR; i++) printf "%s%.1f%%", (i > 1 ? "/" : ""), 100 * d[i] / s }')
-	echo "$rps $p50 $p99 $errs $split" >"$TMP/$target.$round"
-	printf "  %-6s round %d: %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms  errors %s  backends %s\n" \
-		"$target" "$round" "$rps" "$p50" "$p99" "$errs" "$split"
+	echo "$rps $p50 $p99 $errs $cpu $split" >"$TMP/$target.$round"
+	printf "  %-6s round %d: %10.0f req/s  p50 %7.3f ms  p99 %7.3f ms  CPU %6.1f us/req  errors %s  backends %s\n" \
+		"$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$errs" "$split"
 }
 
 echo "== wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency (warm-up $WARMUP), $ROUNDS rounds, alternating"
 echo "   backend split expected 30.0%/30.0%/20.0%/20.0%"
 for round in $(seq 1 "$ROUNDS"); do
-	if [ $((round % 2)) -eq 1 ]; then order="ours nginx"; else order="nginx ours"; fi
+	order=$TARGETS
+	if [ $((round % 2)) -eq 0 ]; then order=$(echo "$TARGETS" | tr ' ' '\n' | tac | paste -sd' '); fi
 	for t in $order; do run "$t" "$round"; done
 done
 
 mean() { cat "$TMP/$1".[0-9]* | awk -v f="$2" '{ s += $f } END { printf "%.3f", s / NR }'; }
 errors_total() { cat "$TMP/$1".[0-9]* | awk '{ s += $4 } END { print s + 0 }'; }
-o_rps=$(mean ours 1) o_p50=$(mean ours 2) o_p99=$(mean ours 3)
-n_rps=$(mean nginx 1) n_p50=$(mean nginx 2) n_p99=$(mean nginx 3)
+o_rps=$(mean ours 1) o_p50=$(mean ours 2) o_p99=$(mean ours 3) o_cpu=$(mean ours 5)
+n_rps=$(mean nginx 1) n_p50=$(mean nginx 2) n_p99=$(mean nginx 3) n_cpu=$(mean nginx 5)
 echo
 echo "== result (mean of $ROUNDS rounds; GOMAXPROCS=$PROCS, nginx worker_processes $PROCS, $(nproc) CPUs)"
-printf "  %-28s %12s %10s %10s %8s\n" target "req/s" "p50 ms" "p99 ms" errors
-printf "  %-28s %12.0f %10.3f %10.3f %8s\n" "fleetkit examples/loadbalancer" "$o_rps" "$o_p50" "$o_p99" "$(errors_total ours)"
-printf "  %-28s %12.0f %10.3f %10.3f %8s\n" "nginx" "$n_rps" "$n_p50" "$n_p99" "$(errors_total nginx)"
+printf "  %-28s %12s %10s %10s %12s %8s\n" target "req/s" "p50 ms" "p99 ms" "CPU us/req" errors
+printf "  %-28s %12.0f %10.3f %10.3f %12.1f %8s\n" "fleetkit examples/loadbalancer" "$o_rps" "$o_p50" "$o_p99" "$o_cpu" "$(errors_total ours)"
+printf "  %-28s %12.0f %10.3f %10.3f %12.1f %8s\n" "nginx" "$n_rps" "$n_p50" "$n_p99" "$n_cpu" "$(errors_total nginx)"
 # The load of a shared machine drifts between rounds, so each round of ours
 # is compared with the round of NGINX run right next to it, and the ratios
 # of these pairs are summarized by their median (and the ratio of means is
 # printed too).
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-pair_ratios() { # field: 1 = req/s, 3 = p99
+pair_ratios() { # field (1 = req/s, 3 = p99) [peer, default nginx]
 	local round
 	for round in $(seq 1 "$ROUNDS"); do
-		paste -d' ' "$TMP/ours.$round" "$TMP/nginx.$round" | awk -v f="$1" -v n="$(wc -w <"$TMP/ours.$round")" '{ printf "%.4f\n", $f / $(n + f) }'
+		paste -d' ' "$TMP/ours.$round" "$TMP/${2:-nginx}.$round" | awk -v f="$1" -v n="$(wc -w <"$TMP/ours.$round")" '{ printf "%.4f\n", $f / $(n + f) }'
 	done
 }
 t_pairs=$(pair_ratios 1 | paste -sd' ')
@@ -213,3 +263,12 @@ awk -v orps="$o_rps" -v nrps="$n_rps" -v op99="$o_p99" -v np99="$n_p99" -v tm="$
 	printf "  throughput ours/nginx: %.2fx median of pairs, %.2fx ratio of means (target >= 0.70x: %s)\n", tm, orps / nrps, (tm >= 0.7 ? "met" : "MISSED")
 	printf "  p99 latency ours/nginx: %.2fx median of pairs, %.2fx ratio of means (target < 1.50x: %s)\n", lm, op99 / np99, (lm < 1.5 ? "met" : "MISSED")
 }'
+echo "  CPU per request ours/nginx: $(pair_ratios 5 | median)x median of pairs"
+if [ -n "$BASE_REV" ]; then
+	b_rps=$(mean base 1) b_p50=$(mean base 2) b_p99=$(mean base 3) b_cpu=$(mean base 5)
+	printf "  %-28s %12.0f %10.3f %10.3f %12.1f %8s\n" "base ($BASE_REV)" "$b_rps" "$b_p50" "$b_p99" "$b_cpu" "$(errors_total base)"
+	bt_pairs=$(pair_ratios 1 base | paste -sd' ')
+	bl_pairs=$(pair_ratios 3 base | paste -sd' ')
+	echo "  per-round pairs ours/base: throughput $bt_pairs; p99 $bl_pairs"
+	echo "  throughput ours/base: $(echo "$bt_pairs" | tr ' ' '\n' | median)x median of pairs; p99 ours/base: $(echo "$bl_pairs" | tr ' ' '\n' | median)x; CPU per request ours/base: $(pair_ratios 5 base | median)x"
+fi

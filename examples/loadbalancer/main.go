@@ -93,14 +93,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
-	serve := func(name, addr string, h http.Handler) (string, error) {
+	serve := func(name, addr string, srv httpserver.Server) (string, error) {
 		ln, err := httpserver.Listen(addr)
 		if err != nil {
 			return "", fmt.Errorf("%s listener: %w", name, err)
 		}
 		logger.Info("listening", "api", name, "addr", ln.Addr().String())
 		// Run drains in-flight requests when ctx ends.
-		g.Go(func() error { return httpserver.Run(ctx, httpserver.New(h), ln, *drain) })
+		g.Go(func() error { return httpserver.Run(ctx, srv, ln, *drain) })
 		return ln.Addr().String(), nil
 	}
 	name := "public+admin"
@@ -118,13 +118,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			public.ServeHTTP(w, r)
 		})
 	}
-	publicAddr, err := serve(name, *addr, root)
+	// The public listener's lint requests take balancer.Server's fast
+	// path; everything else there (and the admin API) goes to net/http.
+	front, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: root, HTTP: httpserver.New(nil)})
+	if err != nil {
+		stop()
+		return errors.Join(err, g.Wait())
+	}
+	publicAddr, err := serve(name, *addr, front)
 	if err != nil {
 		stop()
 		return errors.Join(err, g.Wait())
 	}
 	if internal != public {
-		if _, err := serve("admin", *adminAddr, internal); err != nil {
+		if _, err := serve("admin", *adminAddr, httpserver.New(internal)); err != nil {
 			stop()
 			return errors.Join(err, g.Wait())
 		}

@@ -36,10 +36,17 @@ func Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// Server is what Run runs: an *http.Server, or a server with the same
+// Serve and Shutdown contract (balancer.Server).
+type Server interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+}
+
 // Run serves srv on ln until ctx is done, then shuts down gracefully:
 // new connections are refused and in-flight requests get up to drain to
 // finish. It returns nil after a clean shutdown.
-func Run(ctx context.Context, srv *http.Server, ln net.Listener, drain time.Duration) error {
+func Run(ctx context.Context, srv Server, ln net.Listener, drain time.Duration) error {
 	if drain <= 0 {
 		drain = DefaultDrain
 	}

@@ -1,0 +1,738 @@
+package balancer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server defaults.
+const (
+	// DefaultIdleTimeout closes a keep-alive connection that sent nothing
+	// for this long (ServerOptions.IdleTimeout zero).
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultReadTimeout bounds reading one request, head and body
+	// (ServerOptions.ReadTimeout zero).
+	DefaultReadTimeout = 30 * time.Second
+)
+
+// clientWatchDelay is how long a request may be in flight before the
+// Server starts watching its connection for a client that went away.
+// Watching costs a goroutine and a read per request, which is most of what
+// a lint request costs on a fast backend; a client that leaves is noticed
+// at most this late.
+const clientWatchDelay = 20 * time.Millisecond
+
+// fastHeadMax bounds the request head the fast path parses; a larger head
+// goes to net/http (which allows up to its MaxHeaderBytes).
+const fastHeadMax = 8 << 10
+
+// ServerOptions configures a Server. The zero value is usable.
+type ServerOptions struct {
+	// Fallback serves every request the fast path does not take (see
+	// Server). nil means the Proxy itself, which answers 404 for a path
+	// other than /lint/{language}.
+	Fallback http.Handler
+	// HTTP is the net/http server for those requests; its Handler is
+	// replaced by Fallback. nil means one with ReadHeaderTimeout,
+	// ReadTimeout and IdleTimeout set from these options.
+	HTTP *http.Server
+	// IdleTimeout closes a connection idle this long. 0 means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// ReadTimeout bounds reading a request's head and body. 0 means
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
+}
+
+// Server serves a Proxy's public API over HTTP/1.1, without net/http's
+// server on the common path. net/http spends, per request, more than the
+// proxying itself: a Request with a parsed URL and a context, header
+// parsing through textproto, sorted header writing, and a goroutine that
+// reads the connection to notice a client that went away. NGINX spends
+// none of that, and the balancer is measured against it.
+//
+// A connection is served by the fast path while its requests are the
+// plain shape of the public API: POST /lint/{language} in HTTP/1.1, one
+// Host, a body framed by one Content-Length within the Proxy's MaxBody, a
+// head under 8 KiB of well-formed lines, and no Transfer-Encoding, Expect,
+// Upgrade or Connection header other than close or keep-alive. At the
+// first request of any other shape, the connection — that request's bytes
+// included, unread — is handed to a net/http server running Fallback for
+// the rest of its life. So anything unusual (the admin API, chunked
+// bodies, 100-continue, malformed requests, the 413 for a too-large body)
+// is answered by net/http exactly as without a Server, and the fast path
+// only ever parses what it fully understands.
+//
+// Answers are the Proxy's, as through ServeHTTP. One difference: a client
+// that goes away is noticed only once its request has been in flight for
+// 20 ms, not at once (the upstream attempt is then cut short as usual).
+//
+// Serve and Shutdown follow http.Server's contract.
+type Server struct {
+	proxy       *Proxy
+	http        *http.Server
+	idleTimeout time.Duration
+	readTimeout time.Duration
+
+	handoff     *handoffListener
+	serveHTTP   sync.Once
+	httpErr     chan error
+	inShutdown  atomic.Bool
+	ctx         context.Context // parent of every connection's context
+	cancelConns context.CancelFunc
+
+	// mu guards listeners and conns.
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*fastConn]struct{}
+	connsWG   sync.WaitGroup
+}
+
+// NewServer returns a Server for p.
+func NewServer(p *Proxy, opts ServerOptions) (*Server, error) {
+	if p == nil {
+		return nil, errors.New("balancer: NewServer needs a Proxy")
+	}
+	if opts.IdleTimeout < 0 || opts.ReadTimeout < 0 {
+		return nil, errors.New("balancer: ServerOptions timeouts must not be negative")
+	}
+	s := &Server{
+		proxy:       p,
+		http:        opts.HTTP,
+		idleTimeout: opts.IdleTimeout,
+		readTimeout: opts.ReadTimeout,
+		httpErr:     make(chan error, 1),
+		listeners:   map[net.Listener]struct{}{},
+		conns:       map[*fastConn]struct{}{},
+	}
+	if s.idleTimeout == 0 {
+		s.idleTimeout = DefaultIdleTimeout
+	}
+	if s.readTimeout == 0 {
+		s.readTimeout = DefaultReadTimeout
+	}
+	if s.http == nil {
+		s.http = &http.Server{
+			ReadHeaderTimeout: s.readTimeout,
+			ReadTimeout:       s.readTimeout,
+			IdleTimeout:       s.idleTimeout,
+		}
+	}
+	s.http.Handler = opts.Fallback
+	if s.http.Handler == nil {
+		s.http.Handler = p
+	}
+	s.handoff = newHandoffListener()
+	s.ctx, s.cancelConns = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Serve accepts connections on ln and serves them until ln fails or
+// Shutdown is called; it then returns http.ErrServerClosed. ln is closed
+// when Serve returns.
+func (s *Server) Serve(ln net.Listener) error {
+	if !s.track(ln) {
+		_ = ln.Close()
+		return http.ErrServerClosed
+	}
+	defer s.untrack(ln)
+	s.serveHTTP.Do(func() {
+		go func() { s.httpErr <- s.http.Serve(s.handoff) }()
+	})
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.inShutdown.Load() {
+				return http.ErrServerClosed
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// Out of file descriptors and the like: wait, as net/http
+			// does, instead of spinning or giving up.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		c := s.newConn(nc)
+		if c == nil {
+			continue
+		}
+		go c.serve()
+	}
+}
+
+// Shutdown stops accepting connections, closes idle ones, and waits until
+// the requests in flight are answered or ctx ends (returning ctx's error),
+// as http.Server.Shutdown does for both the fast path and the connections
+// handed to net/http.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.inShutdown.Store(true)
+	s.mu.Lock()
+	var err error
+	for ln := range s.listeners {
+		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+			err = cerr
+		}
+	}
+	for c := range s.conns {
+		c.closeIfIdle()
+	}
+	s.mu.Unlock()
+	s.handoff.Close()
+
+	// The connections handed to net/http drain at the same time.
+	herrc := make(chan error, 1)
+	go func() { herrc <- s.http.Shutdown(ctx) }()
+	done := make(chan struct{})
+	go func() { s.connsWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if herr := <-herrc; herr != nil {
+		return herr
+	}
+	return err
+}
+
+// Close closes every listener and connection at once, in flight or not.
+func (s *Server) Close() error {
+	s.inShutdown.Store(true)
+	s.cancelConns()
+	s.mu.Lock()
+	for ln := range s.listeners {
+		_ = ln.Close()
+	}
+	for c := range s.conns {
+		_ = c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.handoff.Close()
+	return s.http.Close()
+}
+
+func (s *Server) track(ln net.Listener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inShutdown.Load() {
+		return false
+	}
+	s.listeners[ln] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(ln net.Listener) {
+	s.mu.Lock()
+	delete(s.listeners, ln)
+	s.mu.Unlock()
+	_ = ln.Close()
+}
+
+// newConn registers nc, or closes it and returns nil after Shutdown.
+func (s *Server) newConn(nc net.Conn) *fastConn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	c := &fastConn{srv: s, nc: nc, ctx: ctx, cancel: cancel, remote: nc.RemoteAddr().String()}
+	c.cr.Conn = nc
+	c.br = bufio.NewReaderSize(&c.cr, fastHeadMax)
+	c.bw = bufio.NewWriterSize(nc, 8<<10)
+	c.watchDone = make(chan struct{}, 1)
+	c.watchTimer = time.AfterFunc(time.Hour, c.watch)
+	c.watchTimer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inShutdown.Load() {
+		_ = nc.Close()
+		cancel()
+		return nil
+	}
+	s.conns[c] = struct{}{}
+	s.connsWG.Add(1)
+	return c
+}
+
+// fastConn is one client connection on the fast path.
+type fastConn struct {
+	srv *Server
+	nc  net.Conn
+	// cr is what br reads: the connection, after any byte the client
+	// watcher read ahead.
+	cr     prefixConn
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	remote string
+	// ctx is every request's context: it ends when the client is seen to
+	// go away, which ends the connection too, so one per connection
+	// serves all its requests.
+	ctx    context.Context
+	cancel context.CancelFunc
+	w      fastWriter
+
+	// watchTimer starts watch once a request has been in flight for
+	// clientWatchDelay; watch signals watchDone when it returns.
+	watchTimer *time.Timer
+	watchDone  chan struct{}
+
+	// active is guarded by srv.mu: a request is being read or served.
+	active bool
+}
+
+func (c *fastConn) serve() {
+	handedOff := false
+	defer func() {
+		c.cancel()
+		s := c.srv
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		if !handedOff {
+			_ = c.nc.Close()
+		}
+		s.connsWG.Done()
+	}()
+	for {
+		if !c.setActive(false) {
+			return // shutting down
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.idleTimeout))
+		if _, err := c.br.Peek(1); err != nil {
+			return
+		}
+		if !c.setActive(true) {
+			return
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.readTimeout))
+		req, ok := c.readHead()
+		if !ok {
+			handedOff = c.handOff()
+			return
+		}
+		body := make([]byte, req.contentLength)
+		if _, err := io.ReadFull(c.br, body); err != nil {
+			return // a client that stops mid-body gets no answer, as from net/http
+		}
+		_ = c.nc.SetReadDeadline(time.Time{})
+		if !c.serveRequest(req, body) {
+			return
+		}
+		if req.close || c.srv.inShutdown.Load() {
+			return
+		}
+	}
+}
+
+// setActive records whether a request is under way; it reports false when
+// the connection should close instead (Shutdown has begun: an idle
+// connection closes, and a busy one closes after its answer).
+func (c *fastConn) setActive(active bool) bool {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inShutdown.Load() {
+		return false
+	}
+	c.active = active
+	return true
+}
+
+// closeIfIdle closes c unless a request is under way. srv.mu is held.
+func (c *fastConn) closeIfIdle() {
+	if !c.active {
+		_ = c.nc.Close()
+	}
+}
+
+// handOff passes the connection, with every byte read and not consumed,
+// to the net/http server. It reports whether the handoff happened.
+func (c *fastConn) handOff() bool {
+	_ = c.nc.SetReadDeadline(time.Time{})
+	buffered, _ := c.br.Peek(c.br.Buffered())
+	prefix := append(bytes.Clone(buffered), c.cr.prefix...)
+	return c.srv.handoff.hand(&prefixConn{Conn: c.nc, prefix: prefix})
+}
+
+// serveRequest answers one request through the Proxy and writes the
+// answer. It reports whether the connection may serve another.
+func (c *fastConn) serveRequest(h fastRequest, body []byte) bool {
+	r := &http.Request{
+		Method:        http.MethodPost,
+		URL:           &url.URL{Path: h.path, RawQuery: h.query},
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h.header,
+		Body:          http.NoBody,
+		ContentLength: h.contentLength,
+		Host:          h.host,
+		RemoteAddr:    c.remote,
+		RequestURI:    h.target,
+		Close:         h.close,
+	}
+	r = r.WithContext(c.ctx)
+	c.w.reset()
+	start := time.Now()
+	c.watchTimer.Reset(clientWatchDelay)
+	c.srv.proxy.serve(&c.w, r, h.lang, body, start)
+	if !c.watchTimer.Stop() {
+		// The watcher is reading the connection: stop it and take back
+		// what it read.
+		_ = c.nc.SetReadDeadline(aLongTimeAgo)
+		<-c.watchDone
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+	if c.ctx.Err() != nil {
+		return false // the client went away
+	}
+	closing := h.close || c.srv.inShutdown.Load()
+	c.w.writeTo(c.bw, closing)
+	if len(c.w.body) > 64<<10 {
+		// A big answer to a client that does not read would block here
+		// for ever; small ones fit in the socket buffer.
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.readTimeout))
+		defer c.nc.SetWriteDeadline(time.Time{})
+	}
+	return c.bw.Flush() == nil
+}
+
+// watch runs when a request has been in flight for clientWatchDelay: it
+// reads the connection until the client sends more (kept for the next
+// request), closes it (the request's context is cancelled), or
+// serveRequest stops it with a past deadline.
+func (c *fastConn) watch() {
+	defer func() { c.watchDone <- struct{}{} }()
+	var b [1]byte
+	n, err := c.nc.Read(b[:])
+	if n > 0 {
+		c.cr.prefix = append(c.cr.prefix, b[0])
+		return
+	}
+	var ne net.Error
+	if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+		c.cancel()
+	}
+}
+
+// fastWriter is the http.ResponseWriter of the fast path: it keeps the
+// whole answer, which writeTo sends in one write.
+type fastWriter struct {
+	header http.Header
+	code   int
+	body   []byte
+}
+
+var _ http.ResponseWriter = (*fastWriter)(nil)
+
+func (w *fastWriter) reset() {
+	if w.header == nil {
+		w.header = make(http.Header, 8)
+	} else {
+		clear(w.header)
+	}
+	w.code = 0
+	w.body = w.body[:0]
+	if cap(w.body) > 256<<10 {
+		w.body = nil // let a rare huge answer's buffer go
+	}
+}
+
+func (w *fastWriter) Header() http.Header { return w.header }
+
+func (w *fastWriter) WriteHeader(code int) {
+	if w.code == 0 && code >= 200 {
+		w.code = code
+	}
+}
+
+func (w *fastWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	w.body = append(w.body, b...)
+	return len(b), nil
+}
+
+// writeTo writes the answer: status line, headers (Content-Length of the
+// body, Date and Content-Type added when missing, as net/http does), body.
+func (w *fastWriter) writeTo(bw *bufio.Writer, closing bool) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	var num [20]byte
+	bw.WriteString("HTTP/1.1 ")
+	bw.Write(strconv.AppendInt(num[:0], int64(w.code), 10))
+	bw.WriteByte(' ')
+	bw.WriteString(http.StatusText(w.code))
+	bw.WriteString("\r\n")
+	for k, vv := range w.header {
+		switch k {
+		case "Content-Length", "Connection", "Transfer-Encoding":
+			continue
+		}
+		for _, v := range vv {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+	if _, ok := w.header["Date"]; !ok {
+		bw.WriteString("Date: ")
+		bw.WriteString(httpDate())
+		bw.WriteString("\r\n")
+	}
+	if _, ok := w.header["Content-Type"]; !ok && len(w.body) > 0 {
+		bw.WriteString("Content-Type: ")
+		bw.WriteString(http.DetectContentType(w.body))
+		bw.WriteString("\r\n")
+	}
+	if closing {
+		bw.WriteString("Connection: close\r\n")
+	}
+	bw.WriteString("Content-Length: ")
+	bw.Write(strconv.AppendInt(num[:0], int64(len(w.body)), 10))
+	bw.WriteString("\r\n\r\n")
+	bw.Write(w.body)
+}
+
+// dateCache holds the Date header value of the current second.
+var dateCache atomic.Pointer[cachedDate]
+
+type cachedDate struct {
+	sec  int64
+	text string
+}
+
+func httpDate() string {
+	now := time.Now()
+	if d := dateCache.Load(); d != nil && d.sec == now.Unix() {
+		return d.text
+	}
+	d := &cachedDate{sec: now.Unix(), text: now.UTC().Format(http.TimeFormat)}
+	dateCache.Store(d)
+	return d.text
+}
+
+// fastRequest is a request head the fast path accepted.
+type fastRequest struct {
+	target, path, query, lang string
+	host                      string
+	header                    http.Header
+	contentLength             int64
+	close                     bool
+}
+
+// readHead reads and consumes the request head if it has the fast path's
+// shape, leaving the body in c.br. Otherwise it consumes nothing and
+// reports false.
+func (c *fastConn) readHead() (fastRequest, bool) {
+	var buf []byte
+	for {
+		buf, _ = c.br.Peek(c.br.Buffered())
+		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
+			buf = buf[:i+4]
+			break
+		}
+		if c.br.Buffered() >= fastHeadMax {
+			return fastRequest{}, false
+		}
+		// Wait for more of the head; an error leaves the request to
+		// net/http, which answers it as it would have.
+		if _, err := c.br.Peek(c.br.Buffered() + 1); err != nil {
+			return fastRequest{}, false
+		}
+	}
+	req, ok := parseHead(buf, c.srv.proxy.maxBody)
+	if ok {
+		_, _ = c.br.Discard(len(buf))
+	}
+	return req, ok
+}
+
+// parseHead parses head (ending in the blank line) if it has the fast
+// path's shape (see Server), with a body of at most maxBody bytes.
+func parseHead(head []byte, maxBody int64) (fastRequest, bool) {
+	var req fastRequest
+	text := string(head[:len(head)-2]) // every line ends in CRLF
+	line, rest, _ := strings.Cut(text, "\r\n")
+	target, ok := strings.CutPrefix(line, "POST ")
+	if !ok {
+		return req, false
+	}
+	if target, ok = strings.CutSuffix(target, " HTTP/1.1"); !ok {
+		return req, false
+	}
+	req.target = target
+	req.path, req.query, _ = strings.Cut(target, "?")
+	lang, ok := strings.CutPrefix(req.path, "/lint/")
+	if !ok || !validLanguage(lang) || !validQuery(req.query) {
+		return req, false
+	}
+	req.lang = lang
+
+	if strings.Count(rest, "\r\n") > 100 {
+		return req, false
+	}
+	hosts, lengths := 0, 0
+	req.header, ok = parseHeaderLines(rest, func(k, v string) bool {
+		switch k {
+		case "Host":
+			req.host = v
+			hosts++
+			return hosts == 1 && validHost(v)
+		case "Content-Length":
+			cl, ok := parseLength(v)
+			req.contentLength = cl
+			lengths++
+			return ok && lengths == 1 && cl <= maxBody
+		case "Connection":
+			switch {
+			case strings.EqualFold(v, "close"):
+				req.close = true
+			case strings.EqualFold(v, "keep-alive"):
+			default:
+				return false
+			}
+		case "Transfer-Encoding", "Expect", "Upgrade", "Te", "Trailer":
+			return false
+		}
+		return true
+	})
+	if !ok || hosts != 1 {
+		return req, false
+	}
+	// net/http moves Host out of the header map into Request.Host.
+	delete(req.header, "Host")
+	return req, true
+}
+
+// parseLength parses a Content-Length value: decimal digits only.
+func parseLength(v string) (int64, bool) {
+	if v == "" || len(v) > 15 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(v[i]-'0')
+	}
+	return n, true
+}
+
+// validLanguage reports whether lang is a language name the fast path
+// takes: letters, digits and "-._+", starting with a letter or digit. Any
+// other path (escapes, dot segments, slashes) goes to net/http.
+func validLanguage(lang string) bool {
+	if lang == "" || !isAlnum(lang[0]) {
+		return false
+	}
+	for i := 1; i < len(lang); i++ {
+		if c := lang[i]; !isAlnum(c) && c != '-' && c != '.' && c != '_' && c != '+' {
+			return false
+		}
+	}
+	return true
+}
+
+// validQuery reports whether q holds only visible ASCII other than '#'.
+func validQuery(q string) bool {
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; c <= ' ' || c >= 0x7f || c == '#' {
+			return false
+		}
+	}
+	return true
+}
+
+// validHost reports whether h is a plain host[:port] or [v6]:port; others
+// go to net/http, which knows every rule.
+func validHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !isAlnum(c) && c != '.' && c != '-' && c != ':' && c != '[' && c != ']' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// prefixConn is a connection whose first bytes were already read.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(p, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// handoffListener is the listener of the net/http server: it "accepts" the
+// connections the fast path hands over.
+type handoffListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newHandoffListener() *handoffListener {
+	return &handoffListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+// hand gives c to the net/http server; after Close it closes c and reports
+// false.
+func (l *handoffListener) hand(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.closed:
+		_ = c.Close()
+		return false
+	}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return handoffAddr{} }
+
+type handoffAddr struct{}
+
+func (handoffAddr) Network() string { return "handoff" }
+func (handoffAddr) String() string  { return "handoff" }
