@@ -76,8 +76,9 @@ func (c *Config) path(p string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// Options turns the config into fleet.Options for kind k.
-func (c *Config) Options(k fleet.Kind) (fleet.Options, func(), error) {
+// Options turns the config into fleet.Options for kind k; the data plane
+// is left to the caller (see newDataPlane).
+func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
 	opts := fleet.Options{Kind: k, Units: c.Units, Trials: c.Trials, Interval: c.Interval, LeaderElection: c.LeaderElection}
 	for _, p := range c.CloudProviders {
 		cp := fleet.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
@@ -97,7 +98,7 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, func(), error) {
 		opts.Timeouts = map[fleet.Status]time.Duration{}
 		for s, d := range c.Timeouts {
 			if !fleet.Status(s).Valid() {
-				return opts, nil, fmt.Errorf("config: timeouts: unknown status %q", s)
+				return opts, fmt.Errorf("config: timeouts: unknown status %q", s)
 			}
 			opts.Timeouts[fleet.Status(s)] = d
 		}
@@ -105,14 +106,14 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, func(), error) {
 	if c.QuotaList != "" {
 		q, err := fleet.LoadQuotaList(c.path(c.QuotaList))
 		if err != nil {
-			return opts, nil, err
+			return opts, err
 		}
 		opts.Quota = q
 	}
 	if c.DenyList != "" {
 		d, err := fleet.LoadDenyList(c.path(c.DenyList))
 		if err != nil {
-			return opts, nil, err
+			return opts, err
 		}
 		opts.DenyList = d
 	}
@@ -120,22 +121,20 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, func(), error) {
 	if c.Auth.HS256SecretFile != "" {
 		b, err := os.ReadFile(c.path(c.Auth.HS256SecretFile))
 		if err != nil {
-			return opts, nil, err
+			return opts, err
 		}
 		jo.HS256Secret = []byte(strings.TrimSpace(string(b)))
 	} else if c.Auth.RS256KeyFile == "" && c.Auth.JWKSURL == "" {
 		secret, err := devSecret()
 		if err != nil {
-			return opts, nil, err
+			return opts, err
 		}
 		jo.HS256Secret = secret
 	}
 	auth, err := fleet.NewJWTAuthenticator(jo)
 	if err != nil {
-		return opts, nil, err
+		return opts, err
 	}
 	opts.Auth = auth
-	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
-	opts.DataPlane = dp
-	return opts, func() { _ = dp.Close() }, nil
+	return opts, nil
 }

@@ -4,17 +4,30 @@
 // PostgreSQL.
 //
 //	fleet-manager [-addr 127.0.0.1:8000] [-kind dinosaur|kafka] [-database-url URL] [-config FILE]
+//	              [-provider process|docker|memory] [-instance-image IMAGE] [-name NAME]
 //	fleet-manager token -user U [-org O]
+//	fleet-manager instance -addr HOST:PORT -id ID -kind K -name N
 //
 // The config file (an example: testdata/fleet.yaml) sets cloud providers,
 // regions and their limits, clusters, capacity units, the quota and deny
 // list files, trial lifetimes, per-status timeouts, auth (HS256 secret
 // file, RS256 key file, JWKS URL, claim names) and leader election. With
 // no config it offers cloud provider aws, region us-east-1, on one local
-// cluster, with the in-memory data plane (each ready instance
-// answers HTTP on a loopback port). The token subcommand prints a bearer
-// token signed with the local development key (created on first use in
-// the cache directory), so curl works at once:
+// cluster.
+//
+// Every instance runs as a machine (package fleet/dataplane), one machine
+// provider per cluster: by default a local process of this same binary's
+// instance subcommand, a small service that answers GET /health and GET /
+// (the instance's id, kind and name) on the instance's host. With
+// -provider docker it is a container of -instance-image (this binary FROM
+// scratch, built by scripts/build-images.sh); -provider memory keeps
+// instances in memory. On shutdown process machines stop with the manager
+// and are started again by the next one; Docker containers keep running and
+// the next manager with the same -name adopts them.
+//
+// The token subcommand prints a bearer token signed with the local
+// development key (created on first use in the cache directory), so curl
+// works at once:
 //
 //	TOKEN=$(go run ./examples/fleet-manager token -user alice)
 //	curl -H "Authorization: Bearer $TOKEN" -d '{"name":"rex"}' \
@@ -58,8 +71,13 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) > 0 && args[0] == "token" {
-		return token(args[1:], out)
+	if len(args) > 0 {
+		switch args[0] {
+		case "token":
+			return token(args[1:], out)
+		case "instance":
+			return instance(ctx, args[1:], os.Stderr)
+		}
 	}
 	fs := flag.NewFlagSet("fleet-manager", flag.ContinueOnError)
 	var (
@@ -67,7 +85,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		kind   = fs.String("kind", "dinosaur", "resource kind: dinosaur or kafka")
 		dbURL  = fs.String("database-url", "", "postgres://... for PostgreSQL, else a SQLite file path (default: <cache>/fleet-manager/<kind>.db)")
 		config = fs.String("config", "", "YAML config: cloud providers, clusters, quota and deny lists, auth (example: examples/fleet-manager/testdata/fleet.yaml)")
+		dpOpts dataPlaneOptions
 	)
+	fs.StringVar(&dpOpts.Provider, "provider", providerProcess, "what runs an instance: process (a local process of this binary), docker (a container of -instance-image) or memory")
+	fs.StringVar(&dpOpts.Image, "instance-image", DefaultInstanceImage, "image of the per-instance service (-provider docker; scripts/build-images.sh builds it)")
+	fs.StringVar(&dpOpts.Name, "name", "fleet-manager", "this manager's name: its machines are labelled with it, and a restarted manager with the same name adopts them (docker)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,12 +113,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opts, cleanup, err := cfg.Options(k)
+	opts, err := cfg.Options(k)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	opts.Registerer, opts.Logger = reg, log
+	dp, closeDataPlane, err := newDataPlane(ctx, dpOpts, k, opts.Clusters)
+	if err != nil {
+		return err
+	}
+	defer closeDataPlane() // after the workers have stopped: see below
+	opts.DataPlane, opts.Registerer, opts.Logger = dp, reg, log
 	svc, err := fleet.New(st, opts)
 	if err != nil {
 		return err
@@ -110,7 +136,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "fleet-manager: serving %s on http://%s%s\n", k.Plural, ln.Addr(), k.BasePath())
+	fmt.Fprintf(out, "fleet-manager: serving %s on http://%s%s (instances: %s)\n", k.Plural, ln.Addr(), k.BasePath(), dpOpts.Provider)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/dataplane"
+	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/docker"
+	"github.com/fleetkit/fleetkit/machines/process"
+)
+
+// Data plane choices of -provider.
+const (
+	providerProcess = "process"
+	providerDocker  = "docker"
+	providerMemory  = "memory"
+)
+
+// DefaultInstanceImage is the image of the per-instance service on Docker:
+// this binary FROM scratch, built by scripts/build-images.sh.
+const DefaultInstanceImage = "fleetkit/fleet-manager:latest"
+
+// instanceVersion is the per-instance service's version label: machines
+// need one, and the service has a single version.
+const instanceVersion = "1.0"
+
+// dataPlaneOptions says what runs the instances.
+type dataPlaneOptions struct {
+	// Provider is process, docker or memory.
+	Provider string
+	// Image is the per-instance service's image (docker).
+	Image string
+	// Name prefixes the machine providers' names: on Docker a restarted
+	// manager with the same Name adopts the containers it left running.
+	Name string
+}
+
+// newDataPlane returns the data plane of o for the clusters: one machine
+// provider per cluster, each running the per-instance service (this binary's
+// "instance" subcommand) as one machine per instance. stop closes what
+// the data plane owns: the process provider stops its machines, since they
+// cannot outlive it; Docker containers keep running for the next start.
+func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clusters []fleet.Cluster) (_ fleet.DataPlane, stop func(), _ error) {
+	if o.Provider == providerMemory {
+		dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
+		return dp, func() { _ = dp.Close() }, nil
+	}
+	if len(clusters) == 0 {
+		return nil, nil, fmt.Errorf("-provider %s: the config declares no clusters to run instances on", o.Provider)
+	}
+	args := []string{"instance", "-addr", "{addr}"}
+	var (
+		command string
+		newOne  func(name string) (machines.Provider, error)
+		closers []func()
+	)
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	switch o.Provider {
+	case providerProcess:
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, nil, fmt.Errorf("-provider process runs this binary's instance subcommand: %w", err)
+		}
+		command = exe
+		args = append(args, "-exit-with-parent")
+		newOne = func(name string) (machines.Provider, error) {
+			p, err := process.New(process.Options{Name: name})
+			if err == nil {
+				closers = append(closers, func() { _ = p.Close() })
+			}
+			return p, err
+		}
+	case providerDocker:
+		cli, err := dockerClient(ctx, o.Image)
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, func() { _ = cli.Close() })
+		newOne = func(name string) (machines.Provider, error) {
+			p, err := docker.New(docker.Options{Name: name, Client: cli})
+			if err == nil {
+				closers = append(closers, func() { _ = p.Close() })
+			}
+			return p, err
+		}
+	default:
+		return nil, nil, fmt.Errorf("-provider %q: want process, docker or memory", o.Provider)
+	}
+	providers := make(map[string]machines.Provider, len(clusters))
+	for _, c := range clusters {
+		p, err := newOne(fmt.Sprintf("%s-%s-%s", o.Name, kind.Name, c.ID))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		providers[c.ID] = p
+	}
+	dp, err := dataplane.New(dataplane.Options{
+		Providers: providers,
+		Spec: func(i fleet.Instance) machines.Spec {
+			return machines.Spec{
+				Language:   i.Kind,
+				Version:    instanceVersion,
+				Command:    command,
+				Image:      o.Image,
+				Args:       append(slices.Clip(args), "-id", i.ID, "-kind", i.Kind, "-name", i.Name), // a copy: specs are built concurrently
+				HealthPath: machines.DefaultHealthPath,
+			}
+		},
+	})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return dp, closeAll, nil
+}
+
+// dockerClient connects to the engine and checks that the instance image
+// is there, so that a missing image fails the start rather than every
+// instance.
+func dockerClient(ctx context.Context, image string) (*client.Client, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("-provider docker: %w", err)
+	}
+	// Negotiate before any concurrent use: the client negotiates lazily on
+	// its first request, and two first requests at once race inside it.
+	cli.NegotiateAPIVersion(ctx)
+	if _, err := cli.ImageInspect(ctx, image); err != nil {
+		_ = cli.Close()
+		if cerrdefs.IsNotFound(err) {
+			return nil, fmt.Errorf("-provider docker: image %s is not on the engine (build it with scripts/build-images.sh, or set -instance-image)", image)
+		}
+		return nil, fmt.Errorf("-provider docker: %w", err)
+	}
+	return cli, nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/fleetkit/fleetkit/internal/httpjson"
+	"github.com/fleetkit/fleetkit/internal/httpserver"
+)
+
+// instanceInfo is the per-instance service's answer to GET /.
+type instanceInfo struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// instance runs the per-instance service: the stand-in for the managed
+// service (a Kafka, a dinosaur) that the data plane runs as one machine per
+// instance. It answers GET /health and GET / (the instance's id, kind and
+// name) until ctx is done.
+func instance(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("instance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		addr     = fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
+		info     instanceInfo
+		orphaned = fs.Bool("exit-with-parent", false, "exit when the process that started this one is gone")
+	)
+	fs.StringVar(&info.ID, "id", "", "instance ID (required)")
+	fs.StringVar(&info.Kind, "kind", "", "resource kind (required)")
+	fs.StringVar(&info.Name, "name", "", "instance name (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if info.ID == "" || info.Kind == "" || info.Name == "" {
+		return errors.New("instance: -id, -kind and -name are required")
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { httpjson.Write(w, http.StatusOK, info) })
+	ln, err := httpserver.Listen(*addr)
+	if err != nil {
+		return err
+	}
+	if *orphaned {
+		var cancel context.CancelFunc
+		ctx, cancel = untilOrphaned(ctx, time.Second)
+		defer cancel()
+	}
+	return httpserver.Run(ctx, httpserver.New(mux), ln, 0)
+}
+
+// untilOrphaned returns a context that is cancelled once this process's
+// parent has exited (the kernel then re-parents it, so Getppid changes).
+// The process provider starts each machine in a process group of its own
+// and stops it on Close, but a fleet manager that is killed cannot: without
+// this its instances would outlive it, holding their ports, and a restarted
+// manager, which cannot adopt processes, would start new ones beside them.
+// The goroutine ends with the returned context.
+func untilOrphaned(ctx context.Context, every time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	parent := os.Getppid()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != parent {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
+}
