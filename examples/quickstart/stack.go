@@ -136,8 +136,16 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 		Manager:  mgr,
 	}
 
+	// The balancer's lint requests take balancer.Server's fast path, as in
+	// examples/loadbalancer; the rest of lbMux is served by net/http.
+	lbFront, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: lbMux, HTTP: httpserver.New(nil)})
+	if err != nil {
+		_ = lbLn.Close()
+		_ = mmLn.Close()
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return httpserver.Run(gctx, httpserver.New(lbMux), lbLn, 5*time.Second) })
+	g.Go(func() error { return httpserver.Run(gctx, lbFront, lbLn, 5*time.Second) })
 	g.Go(func() error { return httpserver.Run(gctx, httpserver.New(mmMux), mmLn, 5*time.Second) })
 	g.Go(func() error { return mgr.Run(gctx) })
 	g.Go(func() error {
