@@ -352,22 +352,15 @@ func (s *Service) checkRegionLimit(ctx context.Context, inst Instance) error {
 }
 
 // insert checks the quota and creates the instance. Name uniqueness is the
-// store's unique index; the quota check and insert are serialised within
-// this process only (see the package documentation).
+// store's unique index; the quota check and the insert are one
+// transaction, serialised per scope across every replica by the store.
 func (s *Service) insert(ctx context.Context, inst Instance) error {
-	if s.opts.Quota != nil {
-		s.createMu.Lock()
-		defer s.createMu.Unlock()
-		q := Query{Kind: s.kind.Name, Size: -1, Owner: inst.Owner, Organisation: inst.Organisation}
-		_, live, err := s.st.ListInstances(ctx, q)
-		if err != nil {
-			return err
-		}
-		if err := s.opts.Quota.CheckQuota(ctx, QuotaRequest{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live}); err != nil {
-			return err
-		}
+	if s.opts.Quota == nil {
+		return s.st.CreateInstance(ctx, inst)
 	}
-	return s.st.CreateInstance(ctx, inst)
+	return s.st.CreateInstanceChecked(ctx, inst, func(live int) error {
+		return s.opts.Quota.CheckQuota(ctx, QuotaRequest{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live})
+	})
 }
 
 func (s *Service) get(w http.ResponseWriter, r *http.Request, p Principal) error {

@@ -54,18 +54,21 @@
 // Writes through Service.Store (the API's and the workers') go through a
 // NotifyingStore: the worker of the new status receives the row as written
 // and reconciles it at once, without a list query. Every Interval a worker
-// also lists (up to DefaultBatch rows, oldest in the status first) to pick
-// up changes made by other replicas, retries that fell due, and per-state
-// timeouts. Timeouts are therefore checked at those passes: an instance
+// also lists (DefaultBatch rows a page, oldest in the status first; the
+// next page at once while full pages are dispatched) to pick up changes
+// made by other replicas, retries that fell due, and per-state timeouts.
+// Stores write concurrent status changes together (group commit), so a
+// worker's Concurrency costs few round trips. Timeouts are therefore checked at those passes: an instance
 // fails at most one Interval (or one retry) after its deadline.
 //
 // # Concurrency
 //
 // Every exported type is safe for concurrent use unless its documentation
 // says otherwise. Service.Run and Runtime.Run block until their context is
-// done and own every goroutine they start. Quota checks and inserts are
-// serialised within one process; across replicas sharing a database the
-// quota may be exceeded by concurrent creates (names never are).
+// done and own every goroutine they start. A quota check and its insert
+// are one store transaction, serialised per owner's scope across every
+// replica sharing the database (Store.CreateInstanceChecked), so
+// concurrent creates on several replicas never exceed a quota.
 //
 // # Usage
 //

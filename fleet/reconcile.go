@@ -108,6 +108,16 @@ func (s *Subscription) Drain() []Instance {
 	return out
 }
 
+// forget drops the pending instances with these IDs: a list pass read
+// them since, so their snapshots are stale.
+func (s *Subscription) forget(ids []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.pending, id)
+	}
+}
+
 // Notify tells every subscriber of inst.Status that inst entered it.
 func (n *Notifier) Notify(inst Instance) {
 	n.mu.Lock()
@@ -150,6 +160,14 @@ type notifyingStore struct {
 
 func (s notifyingStore) CreateInstance(ctx context.Context, inst Instance) error {
 	if err := s.Store.CreateInstance(ctx, inst); err != nil {
+		return err
+	}
+	s.n.Notify(inst)
+	return nil
+}
+
+func (s notifyingStore) CreateInstanceChecked(ctx context.Context, inst Instance, check func(live int) error) error {
+	if err := s.Store.CreateInstanceChecked(ctx, inst, check); err != nil {
 		return err
 	}
 	s.n.Notify(inst)

@@ -296,17 +296,20 @@ func (r *Runtime) runWorker(ctx context.Context, w Worker, fence Fence) {
 	next := time.NewTimer(time.Hour)
 	defer next.Stop()
 	var earliest time.Time // the next due time the timer is armed for
-	list := true
+	list, page := true, 1
 	for {
 		if list {
-			again, e := r.pass(ctx, w, fence, st, sem, &wg, poke)
+			again, e := r.pass(ctx, w, fence, st, sub, sem, &wg, poke, page)
 			if ctx.Err() != nil {
 				return
 			}
 			if again {
+				// The next page, not the same rows again: those just
+				// dispatched are still in the status while in flight.
+				page++
 				continue
 			}
-			list, earliest = false, e
+			list, earliest, page = false, e, 1
 			if !e.IsZero() {
 				next.Reset(max(time.Until(e), time.Millisecond))
 			}
@@ -373,18 +376,24 @@ func (r *Runtime) dispatch(ctx context.Context, w Worker, fence Fence, st *worke
 	return true
 }
 
-// pass lists a batch of instances in w.Status and dispatches those due. It
-// reports whether to list again at once (a full batch was dispatched) and
-// the earliest future time something falls due.
-func (r *Runtime) pass(ctx context.Context, w Worker, fence Fence, st *workerState, sem chan struct{}, wg *sync.WaitGroup, poke func()) (bool, time.Time) {
+// pass lists one page of instances in w.Status and dispatches those due.
+// It reports whether to list the next page at once (a full page was
+// dispatched) and the earliest future time something falls due. The rows
+// it reads replace the pending notifications of the same instances.
+func (r *Runtime) pass(ctx context.Context, w Worker, fence Fence, st *workerState, sub *Subscription, sem chan struct{}, wg *sync.WaitGroup, poke func(), page int) (bool, time.Time) {
 	insts, _, err := r.st.ListInstances(ctx, Query{Kind: r.opts.Kind, Statuses: []Status{w.Status},
-		OrderBy: []Order{{Field: "status_since"}}, Size: DefaultBatch})
+		OrderBy: []Order{{Field: "status_since"}}, Size: DefaultBatch, Page: page})
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("fleet: list instances", "worker", w.Name, "err", err)
 		}
 		return false, time.Now().Add(w.BaseBackoff * 10)
 	}
+	ids := make([]string, len(insts))
+	for i, inst := range insts {
+		ids[i] = inst.ID
+	}
+	sub.forget(ids)
 	var (
 		earliest   time.Time
 		dispatched int

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,6 +92,10 @@ type Options struct {
 	// in-process changes wake workers at once.
 	Interval time.Duration
 	// Concurrency bounds each worker's reconciles (0: DefaultConcurrency).
+	// A worker drains about Concurrency instances per write latency, so to
+	// keep up with a flood of creates it should exceed the number of
+	// concurrent API clients; stores write concurrent updates together,
+	// so a high value costs few round trips.
 	Concurrency int
 	// RetryInterval is how often an instance waiting for capacity or for
 	// the data plane is looked at again (0: one second).
@@ -124,9 +127,6 @@ type Service struct {
 	log     *slog.Logger
 	openapi []byte
 	handler http.Handler
-
-	// createMu serialises quota check and insert within this process.
-	createMu sync.Mutex
 }
 
 // New validates opts and assembles a Service on st.

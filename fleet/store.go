@@ -21,6 +21,15 @@ type InstanceStore interface {
 	// caller). A live instance of the same kind and name in the same scope
 	// makes it fail with ErrNameTaken (a unique index, not a query).
 	CreateInstance(ctx context.Context, inst Instance) error
+	// CreateInstanceChecked is CreateInstance guarded by check, in one
+	// transaction: it first takes a lock on inst's kind and scope
+	// (organisation, else owner) that serialises every
+	// CreateInstanceChecked of that scope across all the processes
+	// sharing the database, then counts the live instances of the kind in
+	// the scope and calls check with the count. An error from check is
+	// returned as is and nothing is written. check runs under the lock:
+	// it must be quick. This is what keeps a quota across replicas.
+	CreateInstanceChecked(ctx context.Context, inst Instance, check func(live int) error) error
 	// GetInstance returns the instance with id, soft-deleted or not, or
 	// ErrNotFound.
 	GetInstance(ctx context.Context, id string) (Instance, error)

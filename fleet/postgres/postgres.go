@@ -1,9 +1,10 @@
 // Package postgres is the production fleet.Store: PostgreSQL through pgx
 // (its database/sql driver, so it shares its SQL with fleet/sqlite).
 // Several replicas can share one database: names are unique by a partial
-// unique index, status changes are compare-and-swap, leases re-check their
-// holder under a row lock, and migrations are serialised by an advisory
-// lock.
+// unique index, status changes are compare-and-swap (concurrent ones
+// written together, one statement per group of like changes), leases
+// re-check their holder under a row lock, and migrations and the quota
+// check of each owner's scope are serialised by advisory locks.
 //
 //	st, err := postgres.Open(ctx, "postgres://user@127.0.0.1:5432/fleet?sslmode=disable")
 //	if err != nil { ... }
@@ -34,7 +35,8 @@ var _ fleet.Store = (*Store)(nil)
 
 // Options tunes Open.
 type Options struct {
-	// MaxConns bounds the connection pool; 0 means 20.
+	// MaxConns bounds the connection pool; 0 means 24. Four of them are
+	// reserved for writing the workers' status updates.
 	MaxConns int
 }
 
@@ -47,7 +49,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	db := stdlib.OpenDB(*cfg)
 	if opts.MaxConns <= 0 {
-		opts.MaxConns = 20
+		opts.MaxConns = 24
 	}
 	db.SetMaxOpenConns(opts.MaxConns)
 	db.SetMaxIdleConns(opts.MaxConns)
@@ -72,7 +74,12 @@ func Dialect() sqlstore.Dialect {
 		BoolType:       "BOOLEAN",
 		ILike:          func(col string) string { return col + " ILIKE ?" },
 		LockMigrations: "SELECT pg_advisory_xact_lock(7302021)",
-		ForUpdate:      " FOR UPDATE",
+		// The two-key form: its key space does not overlap the one-key
+		// form of LockMigrations.
+		LockScope:  "SELECT pg_advisory_xact_lock(7302022, hashtext(?))",
+		ForUpdate:  " FOR UPDATE",
+		ArrayBatch: true,
+		Flushers:   4,
 		IsUnique: func(err error) bool {
 			var e *pgconn.PgError
 			return errors.As(err, &e) && e.Code == "23505"

@@ -49,6 +49,16 @@ func TestLifecycle(t *testing.T) {
 	storetest.RunLifecycle(t, func(t *testing.T) fleet.Store { return openEmpty(t) })
 }
 
+// TestQuotaAcrossReplicas runs two replicas on two connection pools to
+// one database.
+func TestQuotaAcrossReplicas(t *testing.T) {
+	a := openEmpty(t)
+	b, err := postgres.Open(context.Background(), os.Getenv(URLEnv), postgres.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	storetest.QuotaAcrossReplicas(t, a, b)
+}
+
 // BenchmarkLoad creates FLEETKIT_LOAD_N (default 10,000) instances through
 // the API from FLEETKIT_LOAD_CLIENTS (default 32) clients and waits until
 // all are ready (in-memory data plane):

@@ -5,7 +5,9 @@
 // The database is a file (created with its schema on first use) or, for
 // ":memory:", private to the Store. Writes are serialised by SQLite; the
 // Store uses one connection, so it is safe for concurrent use and never
-// sees SQLITE_BUSY from itself. Several processes may share a file (WAL
+// sees SQLITE_BUSY from itself; concurrent status changes are written in
+// one transaction, and every transaction takes the write lock at its
+// start (BEGIN IMMEDIATE), which also serialises quota checks. Several processes may share a file (WAL
 // mode, busy timeout), though PostgreSQL (fleet/postgres) is the store
 // for several replicas.
 //

@@ -55,6 +55,20 @@ func TestLifecycle(t *testing.T) {
 	})
 }
 
+// TestQuotaAcrossReplicas runs two replicas on two handles (two
+// connections) to one database file.
+func TestQuotaAcrossReplicas(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	var stores [2]*sqlite.Store
+	for i := range stores {
+		st, err := sqlite.Open(context.Background(), path)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		stores[i] = st
+	}
+	storetest.QuotaAcrossReplicas(t, stores[0], stores[1])
+}
+
 // BenchmarkLoad creates FLEETKIT_LOAD_N (default 10,000) instances through
 // the API from FLEETKIT_LOAD_CLIENTS (default 32) clients and waits until
 // all are ready (in-memory data plane):

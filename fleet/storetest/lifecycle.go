@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,6 +33,7 @@ func RunLifecycle(t *testing.T, newStore NewStore) {
 		{"DuplicateName", testDuplicateName},
 		{"ConcurrentDuplicateName", testConcurrentDuplicateName},
 		{"Quota", testQuota},
+		{"QuotaAcrossReplicas", func(t *testing.T, ns NewStore) { st := ns(t); QuotaAcrossReplicas(t, st, st) }},
 		{"Search", testAPISearch},
 		{"Visibility", testVisibility},
 		{"Authentication", testAuthentication},
@@ -241,31 +243,29 @@ func testDuplicateName(t *testing.T, newStore NewStore) {
 func testConcurrentDuplicateName(t *testing.T, newStore NewStore) {
 	h := NewHarness(t, newStore(t), nil)
 	const n = 12
-	var (
-		wg             sync.WaitGroup
-		created, taken atomic.Int32
-		other          atomic.Int32
-	)
-	for range n {
-		wg.Go(func() {
-			r := h.create(t, alice, map[string]any{"name": "race"})
-			switch {
-			case r.Status == http.StatusAccepted:
-				created.Add(1)
-			case r.Status == http.StatusConflict && r.Code() == "DINOSAURS-MGMT-36":
-				taken.Add(1)
-			default:
-				other.Add(1)
-				t.Errorf("unexpected answer %d %s", r.Status, r.Raw)
-			}
-		})
-	}
-	wg.Wait()
-	assert.Equal(t, int32(1), created.Load(), "exactly one create wins")
-	assert.Equal(t, int32(n-1), taken.Load())
+	created, taken := race(t, n, errRefused, func(int) error {
+		return outcome(h.create(t, alice, map[string]any{"name": "race"}), http.StatusConflict, "36")
+	})
+	assert.Equal(t, 1, created, "exactly one create wins")
+	assert.Equal(t, n-1, taken)
 	_, total, err := h.Store.ListInstances(context.Background(), fleet.Query{Search: fleet.Cond{Field: "name", Op: fleet.OpEq, Values: []string{"race"}}, Size: -1})
 	require.NoError(t, err)
 	assert.Equal(t, 1, total)
+}
+
+// errRefused is the outcome of a create refused with the expected code.
+var errRefused = errors.New("refused")
+
+// outcome maps a create's answer: nil when accepted, errRefused when
+// refused with status and code, else an error that describes it.
+func outcome(r fleettest.Response, status int, code string) error {
+	switch {
+	case r.Status == http.StatusAccepted:
+		return nil
+	case r.Status == status && r.Code() == "DINOSAURS-MGMT-"+code:
+		return errRefused
+	}
+	return fmt.Errorf("answer %d %s", r.Status, r.Raw)
 }
 
 func testQuota(t *testing.T, newStore NewStore) {
@@ -300,6 +300,41 @@ default:
 	require.Equal(t, http.StatusAccepted, h.Client.Do(t, alice, http.MethodDelete, "dinosaurs/"+id+"?async=true", nil).Status)
 	h.Client.WaitStatus(t, alice, id, "gone", waitFor)
 	h.mustCreate(t, alice, "two")
+}
+
+// QuotaAcrossReplicas runs two Services, as two replicas, on a and b (two
+// handles on one database, or one handle twice) and sends concurrent
+// creates for one owner to both: exactly the quota's maximum succeed, the
+// others get the original's code 5.
+func QuotaAcrossReplicas(t *testing.T, a, b fleet.Store) {
+	q, err := fleet.ParseQuotaList([]byte(`
+registered_users:
+  - username: alice
+    max_allowed_instances: 1
+  - username: bob
+    max_allowed_instances: 3
+`))
+	require.NoError(t, err)
+	replicas := []*Harness{
+		NewHarness(t, a, func(o *fleet.Options) { o.Quota = q }),
+		NewHarness(t, b, func(o *fleet.Options) { o.Quota = q }),
+	}
+	for _, tt := range []struct {
+		user fleettest.User
+		max  int
+	}{{alice, 1}, {bob, 3}} {
+		t.Run(fmt.Sprintf("max %d", tt.max), func(t *testing.T) {
+			const n = 16
+			created, refused := race(t, n, errRefused, func(i int) error {
+				r := replicas[i%2].create(t, tt.user, map[string]any{"name": fmt.Sprintf("d-%d", i)})
+				return outcome(r, http.StatusForbidden, "5")
+			})
+			assert.Equal(t, tt.max, created)
+			assert.Equal(t, n-tt.max, refused)
+			list := replicas[0].Client.Do(t, tt.user, http.MethodGet, "dinosaurs", nil)
+			assert.Len(t, list.Items(), tt.max)
+		})
+	}
 }
 
 func testAPISearch(t *testing.T, newStore NewStore) {

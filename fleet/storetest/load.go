@@ -46,7 +46,11 @@ func Load(t testing.TB, st fleet.Store, n, clients int) LoadResult {
 	require.NoError(t, err)
 	svc, err := fleet.New(st, fleet.Options{
 		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(),
-		Interval: 10 * time.Second, RetryInterval: 10 * time.Millisecond, Concurrency: 8,
+		Interval: 10 * time.Second, RetryInterval: 10 * time.Millisecond,
+		// Each worker keeps more reconciles in flight than there are
+		// clients: with like latencies per write (Little's law), a worker
+		// with fewer drains slower than the clients create.
+		Concurrency: 64,
 	})
 	require.NoError(t, err)
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -2,7 +2,8 @@
 // always, fleet/postgres against a real server), so they behave the same:
 //
 //   - Run: the Store conformance suite (uniqueness under concurrency,
-//     compare-and-swap, soft delete, search, leases and fencing).
+//     checked creates serialised per scope, compare-and-swap, soft
+//     delete, search, leases and fencing).
 //   - RunLifecycle: a whole fleet.Service on the store, driven through its
 //     REST API (create → ready → deleted, errors, quota, visibility, deny
 //     list, timeouts, data plane failure, trials, failover of replicas).
@@ -45,8 +46,10 @@ func Run(t *testing.T, newStore NewStore) {
 		{"CreateGet", testCreateGet},
 		{"NameUniqueness", testNameUniqueness},
 		{"ConcurrentCreateSameName", testConcurrentCreate},
+		{"CreateInstanceChecked", testCreateChecked},
 		{"CompareAndSwap", testCompareAndSwap},
 		{"ConcurrentCompareAndSwap", testConcurrentCAS},
+		{"ConcurrentUpdatesOwnOutcome", testConcurrentUpdates},
 		{"SoftDelete", testSoftDelete},
 		{"List", testList},
 		{"Search", testSearch},
@@ -137,26 +140,79 @@ func testNameUniqueness(t *testing.T, s fleet.Store) {
 
 func testConcurrentCreate(t *testing.T, s fleet.Store) {
 	const n = 16
+	wins, taken := race(t, n, fleet.ErrNameTaken, func(int) error {
+		return s.CreateInstance(ctx(t), Instance("race", "alice", ""))
+	})
+	assert.Equal(t, 1, wins)
+	assert.Equal(t, n-1, taken)
+}
+
+// race runs attempt(0), …, attempt(n-1) at once and counts the attempts
+// that succeeded and those that failed with lost; any other outcome fails
+// the test.
+func race(t *testing.T, n int, lost error, attempt func(i int) error) (wins, losses int) {
 	var (
-		wg          sync.WaitGroup
-		wins, taken atomic.Int32
+		wg   sync.WaitGroup
+		w, l atomic.Int32
 	)
-	for range n {
+	for i := range n {
 		wg.Go(func() {
-			err := s.CreateInstance(ctx(t), Instance("race", "alice", ""))
+			err := attempt(i)
 			switch {
 			case err == nil:
-				wins.Add(1)
-			case errors.Is(err, fleet.ErrNameTaken):
-				taken.Add(1)
+				w.Add(1)
+			case errors.Is(err, lost):
+				l.Add(1)
 			default:
-				t.Errorf("unexpected error: %v", err)
+				t.Errorf("unexpected outcome: %v", err)
 			}
 		})
 	}
 	wg.Wait()
-	assert.Equal(t, int32(1), wins.Load())
-	assert.Equal(t, int32(n-1), taken.Load())
+	return int(w.Load()), int(l.Load())
+}
+
+func testCreateChecked(t *testing.T, s fleet.Store) {
+	errCheck := errors.New("check failed")
+	err := s.CreateInstanceChecked(ctx(t), Instance("rex", "alice", ""), func(int) error { return errCheck })
+	require.ErrorIs(t, err, errCheck, "the check's error comes back as is")
+	_, total, err := s.ListInstances(ctx(t), fleet.Query{Size: -1})
+	require.NoError(t, err)
+	assert.Zero(t, total, "a refused create writes nothing")
+
+	// The check sees the live instances of the kind in the scope.
+	create(t, s, Instance("a", "carol", "acme"))
+	create(t, s, Instance("b", "dave", "acme"))
+	create(t, s, Instance("c", "carol", ""))
+	other := Instance("d", "carol", "acme")
+	other.Kind = "kafka"
+	create(t, s, other)
+	seen := -1
+	require.NoError(t, s.CreateInstanceChecked(ctx(t), Instance("e", "erin", "acme"), func(live int) error { seen = live; return nil }))
+	assert.Equal(t, 2, seen)
+	err = s.CreateInstanceChecked(ctx(t), Instance("a", "erin", "acme"), func(int) error { return nil })
+	assert.ErrorIs(t, err, fleet.ErrNameTaken)
+
+	// Concurrent checked creates of one scope: exactly max get through.
+	for _, max := range []int{1, 3} {
+		t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
+			owner := fmt.Sprintf("owner-%d", max)
+			const n = 16
+			wins, refused := race(t, n, fleet.ErrMaxInstances, func(i int) error {
+				return s.CreateInstanceChecked(ctx(t), Instance(fmt.Sprintf("d-%d", i), owner, ""), func(live int) error {
+					if live >= max {
+						return fleet.ErrMaxInstances
+					}
+					return nil
+				})
+			})
+			assert.Equal(t, max, wins)
+			assert.Equal(t, n-max, refused)
+			_, live, err := s.ListInstances(ctx(t), fleet.Query{Owner: owner, Size: -1})
+			require.NoError(t, err)
+			assert.Equal(t, max, live)
+		})
+	}
 }
 
 func testCompareAndSwap(t *testing.T, s fleet.Store) {
@@ -202,26 +258,72 @@ func testCompareAndSwap(t *testing.T, s fleet.Store) {
 func testConcurrentCAS(t *testing.T, s fleet.Store) {
 	in := create(t, s, Instance("rex", "alice", ""))
 	const n = 16
-	var (
-		wg              sync.WaitGroup
-		wins, conflicts atomic.Int32
-	)
-	for range n {
+	wins, conflicts := race(t, n, fleet.ErrConflict, func(int) error {
+		_, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing})
+		return err
+	})
+	assert.Equal(t, 1, wins)
+	assert.Equal(t, n-1, conflicts)
+}
+
+// testConcurrentUpdates sends updates of many instances at once, as
+// workers under load do (stores may write them together): each gets its
+// own outcome and its own values.
+func testConcurrentUpdates(t *testing.T, s fleet.Store) {
+	lease, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
+	require.NoError(t, err)
+	stale := fleet.Fence{Lease: "accepted", Token: lease.Token - 1}
+	const n = 60
+	insts := make([]fleet.Instance, n)
+	for i := range insts {
+		insts[i] = create(t, s, Instance(fmt.Sprintf("d-%d", i), "alice", ""))
+	}
+	// Every third write carries a stale token, every third expects the
+	// wrong status, the others win and set their own cluster.
+	want := func(i int) error {
+		switch i % 3 {
+		case 1:
+			return fleet.ErrStaleFence
+		case 2:
+			return fleet.ErrConflict
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for i, in := range insts {
 		wg.Go(func() {
-			_, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing})
-			switch {
-			case err == nil:
-				wins.Add(1)
-			case errors.Is(err, fleet.ErrConflict):
-				conflicts.Add(1)
-			default:
-				t.Errorf("unexpected error: %v", err)
+			cluster := fmt.Sprintf("c-%d", i)
+			u := fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster, Fence: lease.Fence()}
+			switch i % 3 {
+			case 1:
+				u.Fence = stale
+			case 2:
+				u.From, u.To = fleet.StatusPreparing, fleet.StatusProvisioning
+			}
+			got, err := s.UpdateInstance(ctx(t), u)
+			if want(i) != nil {
+				assert.ErrorIs(t, err, want(i), "instance %d", i)
+				return
+			}
+			if assert.NoError(t, err, "instance %d", i) {
+				assert.Equal(t, in.ID, got.ID)
+				assert.Equal(t, cluster, got.ClusterID)
+				assert.Equal(t, fleet.StatusPreparing, got.Status)
 			}
 		})
 	}
 	wg.Wait()
-	assert.Equal(t, int32(1), wins.Load())
-	assert.Equal(t, int32(n-1), conflicts.Load())
+	for i, in := range insts {
+		got, err := s.GetInstance(ctx(t), in.ID)
+		require.NoError(t, err)
+		if want(i) == nil {
+			assert.Equal(t, fleet.StatusPreparing, got.Status, "instance %d", i)
+			assert.Equal(t, fmt.Sprintf("c-%d", i), got.ClusterID, "instance %d", i)
+		} else {
+			assert.Equal(t, fleet.StatusAccepted, got.Status, "instance %d", i)
+			assert.Empty(t, got.ClusterID, "instance %d", i)
+		}
+	}
 }
 
 func testSoftDelete(t *testing.T, s fleet.Store) {

@@ -34,6 +34,19 @@ type Dialect struct {
 	// ForUpdate is appended to the lease read ("" where the transaction
 	// already locks the database).
 	ForUpdate string
+	// ArrayBatch writes a group of like instance updates as one statement
+	// over arrays (PostgreSQL's unnest): one round trip for the group.
+	// Unset, a batch is one transaction of one statement per update.
+	ArrayBatch bool
+	// LockScope, when set, runs first in the transaction of a checked
+	// create, with the kind and scope as its one argument, to serialise
+	// the checked creates of a scope across replicas. Unset where the
+	// transaction already holds the database's write lock.
+	LockScope string
+	// Flushers is how many batches of instance updates may be written at
+	// once (0 means 1, right for a single-writer database). More than one
+	// flusher each reserve a connection of the pool.
+	Flushers int
 }
 
 // Store implements fleet.Store on a *sql.DB.
@@ -43,6 +56,7 @@ type Store struct {
 	// stmts caches prepared statements by SQL text. Only queries from a
 	// bounded set are cached (never one rendered from a search).
 	stmts sync.Map
+	up    *updater
 }
 
 var _ fleet.Store = (*Store)(nil)
@@ -53,14 +67,17 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
+	s.up = newUpdater(s)
 	return s, nil
 }
 
 // DB returns the underlying database handle.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Close closes the prepared statements and the database handle.
+// Close stops the group commit, then closes the prepared statements and
+// the database handle.
 func (s *Store) Close() error {
+	s.up.close()
 	s.stmts.Range(func(k, v any) bool {
 		_ = v.(*sql.Stmt).Close()
 		s.stmts.Delete(k)
@@ -280,29 +297,83 @@ func nullTime(t *time.Time) any {
 	return t.UTC()
 }
 
-// CreateInstance implements fleet.InstanceStore.
-func (s *Store) CreateInstance(ctx context.Context, i fleet.Instance) error {
+const insertInstance = `INSERT INTO instances (` + instanceCols + `, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func validInstance(i fleet.Instance) error {
 	if i.ID == "" {
 		return fmt.Errorf("%w: instance without ID", fleet.ErrInvalid)
 	}
 	if !i.Status.Valid() {
 		return fmt.Errorf("%w: status %q", fleet.ErrInvalid, i.Status)
 	}
-	_, err := s.exec(ctx, true, `INSERT INTO instances (`+instanceCols+`, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		i.ID, i.Kind, i.Name, i.Owner, i.Organisation, i.CloudProvider, i.Region, i.MultiAZ, i.InstanceType, string(i.Status),
-		i.FailedReason, i.ClusterID, i.Host, i.CreatedAt.UTC(), i.UpdatedAt.UTC(), i.StatusSince.UTC(), nullTime(i.ExpiresAt),
-		nullTime(i.DeletedAt), i.Scope())
-	if err != nil {
-		if s.d.IsUnique(err) {
-			var n int
-			if s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM instances WHERE id = ?`), i.ID).Scan(&n) == nil && n > 0 {
-				return fmt.Errorf("%w: instance %s", fleet.ErrExists, i.ID)
-			}
-			return fmt.Errorf("%w: %q", fleet.ErrNameTaken, i.Name)
-		}
-		return fmt.Errorf("%s: create instance: %w", s.d.Name, err)
-	}
 	return nil
+}
+
+func insertArgs(i fleet.Instance) []any {
+	return []any{i.ID, i.Kind, i.Name, i.Owner, i.Organisation, i.CloudProvider, i.Region, i.MultiAZ, i.InstanceType, string(i.Status),
+		i.FailedReason, i.ClusterID, i.Host, i.CreatedAt.UTC(), i.UpdatedAt.UTC(), i.StatusSince.UTC(), nullTime(i.ExpiresAt),
+		nullTime(i.DeletedAt), i.Scope()}
+}
+
+// CreateInstance implements fleet.InstanceStore.
+func (s *Store) CreateInstance(ctx context.Context, i fleet.Instance) error {
+	if err := validInstance(i); err != nil {
+		return err
+	}
+	_, err := s.exec(ctx, true, insertInstance, insertArgs(i)...)
+	return s.insertErr(ctx, i, err)
+}
+
+// CreateInstanceChecked implements fleet.InstanceStore. The scope lock is
+// Dialect.LockScope (PostgreSQL: a transaction-level advisory lock) or,
+// without one, the write lock the transaction takes at its start
+// (SQLite's BEGIN IMMEDIATE).
+func (s *Store) CreateInstanceChecked(ctx context.Context, i fleet.Instance, check func(live int) error) error {
+	if err := validInstance(i); err != nil {
+		return err
+	}
+	// Statements in the transaction are not prepared through the cache:
+	// on SQLite's single connection a prepare would wait for it forever.
+	var checkErr error
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if s.d.LockScope != "" {
+			if _, err := tx.ExecContext(ctx, s.q(s.d.LockScope), i.Kind+"/"+i.Scope()); err != nil {
+				return err
+			}
+		}
+		where, args, err := s.where(fleet.Query{Kind: i.Kind, Owner: i.Owner, Organisation: i.Organisation})
+		if err != nil {
+			return err
+		}
+		var live int
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM instances WHERE `+where), args...).Scan(&live); err != nil {
+			return err
+		}
+		if checkErr = check(live); checkErr != nil {
+			return checkErr
+		}
+		_, err = tx.ExecContext(ctx, s.q(insertInstance), insertArgs(i)...)
+		return err
+	})
+	if checkErr != nil {
+		return checkErr
+	}
+	return s.insertErr(ctx, i, err)
+}
+
+// insertErr maps the error of inserting i.
+func (s *Store) insertErr(ctx context.Context, i fleet.Instance, err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.d.IsUnique(err) {
+		var n int
+		if s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM instances WHERE id = ?`), i.ID).Scan(&n) == nil && n > 0 {
+			return fmt.Errorf("%w: instance %s", fleet.ErrExists, i.ID)
+		}
+		return fmt.Errorf("%w: %q", fleet.ErrNameTaken, i.Name)
+	}
+	return fmt.Errorf("%s: create instance: %w", s.d.Name, err)
 }
 
 // GetInstance implements fleet.InstanceStore.
@@ -487,7 +558,9 @@ func orderBy(os []fleet.Order) (string, error) {
 	return strings.Join(append(parts, "id"), ", "), nil
 }
 
-// UpdateInstance implements fleet.InstanceStore.
+// UpdateInstance implements fleet.InstanceStore. Concurrent updates are
+// group-committed (see updater): each keeps its own compare-and-swap and
+// fencing condition and its own result.
 func (s *Store) UpdateInstance(ctx context.Context, u fleet.Update) (fleet.Instance, error) {
 	to := u.To
 	if to == "" {
@@ -496,7 +569,16 @@ func (s *Store) UpdateInstance(ctx context.Context, u fleet.Update) (fleet.Insta
 	if err := fleet.CheckTransition(u.From, to); err != nil {
 		return fleet.Instance{}, err
 	}
-	t := now()
+	return s.up.do(ctx, u)
+}
+
+// updateSQL renders u as one compare-and-swap UPDATE … RETURNING (with ?
+// placeholders) written at t.
+func updateSQL(u fleet.Update, t time.Time) (string, []any) {
+	to := u.To
+	if to == "" {
+		to = u.From
+	}
 	sets := []string{"status = ?", "updated_at = ?"}
 	args := []any{string(to), t}
 	if to != u.From {
@@ -520,27 +602,31 @@ func (s *Store) UpdateInstance(ctx context.Context, u fleet.Update) (fleet.Insta
 		where += " AND EXISTS (SELECT 1 FROM leases WHERE name = ? AND token = ?)"
 		args = append(args, u.Fence.Lease, u.Fence.Token)
 	}
-	i, err := scanInstance(s.queryRow(ctx, true, `UPDATE instances SET `+strings.Join(sets, ", ")+` WHERE `+where+` RETURNING `+instanceCols, args...))
-	if err == nil {
-		return i, nil
-	}
+	return `UPDATE instances SET ` + strings.Join(sets, ", ") + ` WHERE ` + where + ` RETURNING ` + instanceCols, args
+}
+
+// updateErr maps the error of an update's statement; a lost swap (no row)
+// is explained by reading the row through q.
+func (s *Store) updateErr(ctx context.Context, q conn, u fleet.Update, err error) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		if s.d.IsUnique(err) {
-			return i, fmt.Errorf("%w: %s", fleet.ErrNameTaken, u.ID)
+			return fmt.Errorf("%w: %s", fleet.ErrNameTaken, u.ID)
 		}
-		return i, fmt.Errorf("%s: update instance: %w", s.d.Name, err)
+		return fmt.Errorf("%s: update instance: %w", s.d.Name, err)
 	}
 	// The swap lost: say why.
-	cur, gerr := s.GetInstance(ctx, u.ID)
+	cur, gerr := scanInstance(q.QueryRowContext(ctx, s.q(`SELECT `+instanceCols+` FROM instances WHERE id = ?`), u.ID))
 	switch {
+	case errors.Is(gerr, sql.ErrNoRows):
+		return fmt.Errorf("%w: instance %s", fleet.ErrNotFound, u.ID)
 	case gerr != nil:
-		return i, gerr
+		return fmt.Errorf("%s: get instance: %w", s.d.Name, gerr)
 	case cur.DeletedAt != nil:
-		return i, fmt.Errorf("%w: instance %s is deleted", fleet.ErrNotFound, u.ID)
+		return fmt.Errorf("%w: instance %s is deleted", fleet.ErrNotFound, u.ID)
 	case cur.Status != u.From:
-		return i, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
+		return &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
 	default:
-		return i, fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
+		return fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
 	}
 }
 
