@@ -78,7 +78,8 @@ type ServerOptions struct {
 // that goes away is noticed only once its request has been in flight for
 // 20 ms, not at once (the upstream attempt is then cut short as usual).
 //
-// Serve and Shutdown follow http.Server's contract.
+// Server speaks plain HTTP/1.1 on TCP; for TLS or HTTP/2 mount the Proxy in
+// an http.Server instead. Serve and Shutdown follow http.Server's contract.
 type Server struct {
 	proxy       *Proxy
 	http        *http.Server
