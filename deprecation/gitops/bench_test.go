@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fleetkit/fleetkit/deprecation/gitops"
@@ -61,7 +63,7 @@ spec:
 		for j := range 5 {
 			write(fmt.Sprintf("apps/app-%03d/obj-%d.yaml", i, j), fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
-metadata: {name: app-%03d-%d, namespace: ${team}}
+metadata: {name: app-%03d-%d, namespace: "${team}"}
 spec:
   selector: {matchLabels: {app: a%d}}
   template:
@@ -125,4 +127,63 @@ func BenchmarkBuild(b *testing.B) {
 			check(b, gitops.Options{Path: repo, Only: "flux-system/ks-009"}, 0)
 		}
 	})
+}
+
+// TestBuildGeneratedParallel builds a generated repository, with Flux's
+// kustomize settings on some Kustomizations, one node at a time and many
+// at once: the results must not differ. Under -race it is the check that
+// kustomize builds may run concurrently.
+func TestBuildGeneratedParallel(t *testing.T) {
+	repo := genRepo(t, 40, 20)
+	for i := range 10 {
+		p := filepath.Join(repo, fmt.Sprintf("clusters/prod/styled-%d.yaml", i))
+		body := fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: styled-%d, namespace: flux-system}
+spec:
+  path: ./apps/app-%03d
+  sourceRef: {kind: GitRepository, name: flux-system}
+  targetNamespace: styled
+  namePrefix: s%d-
+  images: [{name: "registry.example/app-%03d", newTag: styled}]
+  patches:
+  - target: {kind: Deployment}
+    patch: |
+      - op: add
+        path: /spec/replicas
+        value: 4
+  postBuild:
+    substitute: {team: styled}
+`, i, i, i, i)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summary := func(par int) []string {
+		res, err := gitops.Build(context.Background(), gitops.Options{Path: repo, Parallelism: par})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range res.Nodes {
+			line := fmt.Sprintf("%s %s %v %d", n.ID, n.Status, n.Images, len(n.Findings))
+			for _, o := range n.Objects {
+				line += " " + o.Namespace + "/" + o.Name
+			}
+			out = append(out, line)
+		}
+		return out
+	}
+	one := summary(1)
+	if len(one) != 80 { // 50 Kustomizations, 20 HelmReleases and the 10 the styled ones render
+		t.Fatalf("%d nodes, want 80", len(one))
+	}
+	if want := "flux-system/styled-3 ok [registry.example/app-003:styled] 0 styled/s3-web-003 styled/s3-app-003-0"; !strings.HasPrefix(one[slices.IndexFunc(one, func(s string) bool { return strings.HasPrefix(s, "flux-system/styled-3 ") })], want) {
+		t.Errorf("styled-3 built wrong: %v", one)
+	}
+	for range 3 {
+		if many := summary(8); !slices.Equal(one, many) {
+			t.Fatalf("parallel build differs:\n%v\n%v", one, many)
+		}
+	}
 }

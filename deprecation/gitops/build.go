@@ -38,11 +38,17 @@ var (
 	ErrNotFound = errors.New("gitops: not found")
 )
 
-// kustomizeMu serialises kustomize builds: kustomize keeps package-level
-// state (its plugin and field-spec registries) that is not safe for
-// concurrent builds. It guards nothing of this package but the in-memory
-// file systems the builds read and the generated files written to them.
-var kustomizeMu sync.Mutex
+// kustomizeMu guards the one piece of process-wide state a kustomize
+// build uses: kyaml's OpenAPI schema, which krusty resets at the start of
+// every build and replaces for a kustomization with an openapi field.
+// Builds of repositories with no openapi field set the same (built-in)
+// schema and hold it for reading, so they run in parallel (kyaml locks
+// its own schema variables, and `go test -race` on the parallel
+// benchmark repository finds no race); a repository with one holds it
+// for writing, so its custom schema never leaks into a concurrent build.
+// Each build reads the repository's in-memory copy, which is read-only
+// once loaded, through its own buildFS.
+var kustomizeMu sync.RWMutex
 
 // Options configures Build.
 type Options struct {
@@ -74,6 +80,11 @@ type Options struct {
 	// Secrets in NodeResult.Objects; they are left out by default. They
 	// are checked either way.
 	IncludeCRDs, IncludeSecrets bool
+	// APIVersions are added to what HelmRelease charts see as served
+	// (.Capabilities.APIVersions): "group/version" or
+	// "group/version/Kind". The built-in APIs of the target and the CRDs
+	// in the repository are always there.
+	APIVersions []string
 }
 
 // Status is the outcome of one node.
@@ -111,6 +122,9 @@ type NodeResult struct {
 	Images []string `json:"images,omitempty"`
 	// Findings are the deprecated or removed APIs among the objects.
 	Findings []deprecation.Finding `json:"findings,omitempty"`
+	// Documents counts the rendered documents checked for findings
+	// (CRDs and Secrets included).
+	Documents int `json:"documents"`
 }
 
 // Result is what Build found.
@@ -133,24 +147,45 @@ type builder struct {
 	opts    Options
 	root    string
 	checker *deprecation.Checker
-	// mem holds a copy of the repository and sources; guarded by
-	// kustomizeMu, as are generated.
-	mem       filesys.FileSystem
-	generated map[string]bool // directories given a generated kustomization.yaml
+	// mem holds a copy of the repository and sources, read-only once
+	// loaded; every build reads it through a buildFS of its own.
+	mem filesys.FileSystem
 	// configs are the ConfigMaps and Secrets in the repository, by
 	// "Kind/namespace/name" (namespace may be empty). Read-only once
 	// loaded.
 	configs map[string]Object
+	// raws are the Flux Kustomizations as read from the repository's
+	// files; container and contents say which build renders which (see
+	// contain); onlyChain holds the markers of Options.Only and the
+	// Kustomizations that render it. Read-only once loaded.
+	raws      []*Kustomization
+	byMarker  map[string]*Kustomization
+	container map[string]string
+	contents  map[string][]string
+	onlyChain map[string]bool
+	// customSchema is set when a kustomization in the repository has an
+	// openapi field: its builds take kustomizeMu for writing.
+	customSchema bool
 
 	kubeVersion *chartutil.KubeVersion // the checker's target, for Helm
+	apiVersions chartutil.VersionSet   // served APIs for Helm, set before rendering
 
-	// mu guards ks, hrs and built.
+	// mu guards ks, hrs, claimed, built, crds and listed.
 	mu  sync.Mutex
 	ks  map[string]*Kustomization
 	hrs map[string]*HelmRelease
+	// claimed maps the marker of a raw Kustomization to the node it
+	// became; a marker is claimed once.
+	claimed map[string]string
 	// built holds the ConfigMaps and Secrets rendered by Kustomizations,
 	// keyed like configs.
 	built map[string]Object
+	// crds holds the group/versions (and group/version/kinds) of the CRDs
+	// in the repository and its build output.
+	crds map[string]bool
+	// listed caches manifests, by directory: several Kustomizations may
+	// build one path.
+	listed map[string][]string
 }
 
 // Build builds the Flux Kustomizations in opts.Path. The error is non-nil
@@ -165,15 +200,18 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrPath, opts.Path)
 	}
 	b := &builder{
-		opts:      opts,
-		root:      root,
-		checker:   opts.Checker,
-		mem:       filesys.MakeFsInMemory(),
-		generated: make(map[string]bool),
-		configs:   make(map[string]Object),
-		ks:        make(map[string]*Kustomization),
-		hrs:       make(map[string]*HelmRelease),
-		built:     make(map[string]Object),
+		opts:     opts,
+		root:     root,
+		checker:  opts.Checker,
+		mem:      filesys.MakeFsInMemory(),
+		configs:  make(map[string]Object),
+		byMarker: make(map[string]*Kustomization),
+		ks:       make(map[string]*Kustomization),
+		hrs:      make(map[string]*HelmRelease),
+		claimed:  make(map[string]string),
+		built:    make(map[string]Object),
+		crds:     make(map[string]bool),
+		listed:   make(map[string][]string),
 	}
 	if b.checker == nil {
 		if b.checker, err = deprecation.NewChecker(nil, deprecation.Options{Target: opts.Target}); err != nil {
@@ -186,17 +224,42 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err := b.load(ctx); err != nil {
 		return nil, err
 	}
+	b.container, b.contents = b.contain(b.raws)
 	var g dag.Graph[string]
-	for _, id := range slices.Sorted(maps.Keys(b.ks)) {
-		if err := g.Add(id, b.ks[id].DependsOn...); err != nil {
+	for _, k := range b.raws {
+		if _, contained := b.container[k.marker]; contained {
+			continue // its container's build renders it
+		}
+		if _, dup := b.ks[k.ID()]; dup {
+			continue
+		}
+		b.ks[k.ID()] = k
+		if k.marker != "" {
+			b.claimed[k.marker] = k.ID()
+		}
+		if err := g.Add(k.ID(), k.DependsOn...); err != nil {
 			return nil, fmt.Errorf("gitops: %w", err)
 		}
 	}
-	var targets []string
+	var (
+		targets []string
+		only    *Kustomization
+	)
 	if opts.Only != "" {
-		id, err := b.resolve(opts.Only)
-		if err != nil {
+		if only, err = b.resolve(opts.Only); err != nil {
 			return nil, err
+		}
+		// The target is reached through the builds that render it: they
+		// and what it becomes in their output are targets too.
+		b.onlyChain = make(map[string]bool)
+		root := only
+		for m := only.marker; m != ""; m = b.container[m] {
+			b.onlyChain[m] = true
+			root = b.byMarker[m]
+		}
+		id, ok := b.claimed[root.marker]
+		if !ok {
+			id = root.ID()
 		}
 		targets = []string{id}
 	}
@@ -230,15 +293,24 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitops: %w", err)
 	}
-	if len(targets) > 0 {
-		// The target's HelmReleases were discovered but depend on it, so
-		// the run did not need them: render them and their dependencies.
-		herrs, err := b.renderOwned(ctx, targets[0], errs, par, fn)
-		if err != nil {
-			return nil, err
+	// HelmReleases render once every Kustomization they may read from is
+	// built, so the APIs their charts see (the CRDs of the whole build) do
+	// not depend on timing.
+	b.apiVersions = b.servedAPIs()
+	owner := ""
+	if only != nil {
+		b.mu.Lock()
+		owner = b.claimed[only.marker]
+		b.mu.Unlock()
+		if owner == "" {
+			owner = only.ID()
 		}
-		maps.Copy(errs, herrs)
 	}
+	herrs, err := b.renderReleases(ctx, owner, errs, par, fn)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(errs, herrs)
 	res := &Result{Nodes: make([]*NodeResult, 0, len(errs))}
 	for id, err := range errs {
 		n := out[id]
@@ -257,7 +329,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			n.Status, n.Error = StatusFailed, err.Error()
 		}
 		if err != nil {
-			n.Objects, n.Images, n.Findings = nil, nil, nil
+			n.Objects, n.Images, n.Findings, n.Documents = nil, nil, nil, 0
 		}
 		res.Nodes = append(res.Nodes, n)
 	}
@@ -265,9 +337,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// renderOwned renders the HelmReleases that owner's build discovered and
-// the HelmReleases they depend on, which done has not seen.
-func (b *builder) renderOwned(ctx context.Context, owner string, done map[string]error, par int, fn dag.Func[string]) (map[string]error, error) {
+// renderReleases renders the HelmReleases the builds found: all of them,
+// or those of owner and the HelmReleases they depend on.
+func (b *builder) renderReleases(ctx context.Context, owner string, done map[string]error, par int, fn dag.Func[string]) (map[string]error, error) {
 	var (
 		g       dag.Graph[string]
 		targets []string
@@ -282,12 +354,12 @@ func (b *builder) renderOwned(ctx context.Context, owner string, done map[string
 			b.mu.Unlock()
 			return nil, fmt.Errorf("gitops: %w", err)
 		}
-		if h.Owner == owner {
+		if owner != "" && h.Owner == owner {
 			targets = append(targets, id)
 		}
 	}
 	b.mu.Unlock()
-	if len(targets) == 0 {
+	if g.Len() == 0 || (owner != "" && len(targets) == 0) {
 		return nil, nil
 	}
 	errs, err := g.Run(ctx, dag.Options[string]{Parallelism: par, Targets: targets}, fn)
@@ -297,22 +369,18 @@ func (b *builder) renderOwned(ctx context.Context, owner string, done map[string
 	return errs, nil
 }
 
-// resolve turns Options.Only into a node ID.
-func (b *builder) resolve(only string) (string, error) {
-	if strings.Contains(only, "/") {
-		if _, ok := b.ks[only]; !ok {
-			return "", fmt.Errorf("%w: %s", ErrUnknownNode, only)
-		}
-		return only, nil
-	}
-	var found []string
-	for id, k := range b.ks {
-		if k.Name == only {
-			found = append(found, id)
+// resolve finds the raw Kustomization Options.Only names: by
+// "namespace/name" or a unique name, as written in the repository.
+func (b *builder) resolve(only string) (*Kustomization, error) {
+	var found []*Kustomization
+	for _, k := range b.raws {
+		if k.ID() == only || (!strings.Contains(only, "/") && k.Name == only) {
+			found = append(found, k)
 		}
 	}
+	found = slices.CompactFunc(found, func(a, b *Kustomization) bool { return a.ID() == b.ID() })
 	if len(found) != 1 {
-		return "", fmt.Errorf("%w: %s matches %d kustomizations", ErrUnknownNode, only, len(found))
+		return nil, fmt.Errorf("%w: %s matches %d kustomizations", ErrUnknownNode, only, len(found))
 	}
 	return found[0], nil
 }
@@ -366,13 +434,15 @@ func (b *builder) load(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if err := b.mem.WriteFile(path, data); err != nil {
-				return err
-			}
 			if i == 0 && isManifest(path) {
+				rel, _ := filepath.Rel(b.root, path)
+				data, _ = markKustomizations(filepath.ToSlash(rel), data)
 				b.discover(path, data)
 			}
-			return nil
+			if isManifest(path) && bytes.Contains(data, []byte("openapi:")) && hasKustomizationName(path) {
+				b.customSchema = true
+			}
+			return b.mem.WriteFile(path, data)
 		})
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
@@ -398,11 +468,14 @@ func (b *builder) discover(path string, data []byte) {
 		switch {
 		case isFlux(o, groupKustomize, kindKustomization):
 			k := parseKustomization(o)
-			if _, dup := b.ks[k.ID()]; !dup {
-				b.ks[k.ID()] = k
+			b.raws = append(b.raws, k)
+			if k.marker != "" {
+				b.byMarker[k.marker] = k
 			}
 		case o.APIVersion == "v1" && (o.Kind == kindConfigMap || o.Kind == kindSecret):
 			b.configs[o.Kind+"/"+o.Namespace+"/"+o.Name] = o
+		case isCRD(o):
+			addCRD(b.crds, o)
 		}
 	}
 }
@@ -465,27 +538,72 @@ func (b *builder) vars(k *Kustomization) (map[string]string, error) {
 	return vars, nil
 }
 
-// build builds one Kustomization.
+// build builds one Kustomization. It returns the Kustomizations its
+// output holds (ordered after it) and, for the raw Kustomizations it was
+// expected to render but did not, those as read; when the build fails,
+// every raw Kustomization under it, which then fails with it.
 func (b *builder) build(ctx context.Context, id string) (*NodeResult, []dag.Node[string], error) {
 	n := b.node(id)
 	b.mu.Lock()
 	k := b.ks[id]
 	b.mu.Unlock()
+	disc, err := b.buildNode(ctx, n, k)
+	if err != nil {
+		return n, b.adopt(id, k.marker, true), err
+	}
+	return n, append(disc, b.adopt(id, k.marker, false)...), nil
+}
+
+// adopt claims the raw Kustomizations in marker's contents that no build
+// rendered, as nodes that depend on parent; deep adopts their contents
+// too, for a parent that failed and will not build them.
+func (b *builder) adopt(parent, marker string, deep bool) []dag.Node[string] {
+	if marker == "" {
+		return nil
+	}
+	var disc []dag.Node[string]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	stack := []struct{ parent, marker string }{{parent, marker}}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, m := range b.contents[p.marker] {
+			if _, taken := b.claimed[m]; taken {
+				continue
+			}
+			raw := b.byMarker[m]
+			if _, dup := b.ks[raw.ID()]; dup {
+				continue
+			}
+			b.ks[raw.ID()] = raw
+			b.claimed[m] = raw.ID()
+			disc = append(disc, dag.Node[string]{ID: raw.ID(), Deps: append(slices.Clone(raw.DependsOn), p.parent), Target: b.onlyChain[m]})
+			if deep {
+				stack = append(stack, struct{ parent, marker string }{raw.ID(), m})
+			}
+		}
+	}
+	return disc
+}
+
+// buildNode builds k into n and returns the Kustomizations of its output.
+func (b *builder) buildNode(ctx context.Context, n *NodeResult, k *Kustomization) ([]dag.Node[string], error) {
 	root := b.root
 	if dir, ok := b.source(k.SourceNamespace, k.SourceName); ok {
 		root = dir
 	}
 	dir := filepath.Join(root, filepath.FromSlash(k.Path))
 	if rel, err := filepath.Rel(root, dir); err != nil || strings.HasPrefix(rel, "..") {
-		return n, nil, fmt.Errorf("%w: spec.path %s leaves its source", ErrNotFound, k.Path)
+		return nil, fmt.Errorf("%w: spec.path %s leaves its source", ErrNotFound, k.Path)
 	}
 	vars, err := b.vars(k)
 	if err != nil {
-		return n, nil, err
+		return nil, err
 	}
 	docs, err := b.kustomize(k, dir)
 	if err != nil {
-		return n, nil, err
+		return nil, err
 	}
 	var (
 		all  []Object
@@ -497,38 +615,74 @@ func (b *builder) build(ctx context.Context, id string) (*NodeResult, []dag.Node
 		if len(vars) > 0 && d.annotations[substituteAnnotation] != "disabled" {
 			y = []byte(substitute(string(y), vars))
 		}
-		objs, err := decodeObjects(id, y)
+		objs, err := decodeObjects(n.ID, y)
 		if err != nil {
-			return n, nil, fmt.Errorf("after substitution: %w", err)
+			return nil, fmt.Errorf("after substitution: %w", err)
 		}
 		all = append(all, objs...)
 		data.WriteString("---\n")
 		data.Write(y)
 	}
 	b.mu.Lock()
-	for _, o := range all {
+	for i, o := range all {
 		switch {
 		case isFlux(o, groupKustomize, kindKustomization):
 			nk := parseKustomization(o)
-			if _, ok := b.ks[nk.ID()]; !ok {
-				b.ks[nk.ID()] = nk
-				disc = append(disc, dag.Node[string]{ID: nk.ID(), Deps: nk.DependsOn})
+			if nk.marker == k.marker && nk.marker != "" {
+				break // its own object
 			}
+			if _, taken := b.claimed[nk.marker]; taken && nk.marker != "" {
+				break // a node already: built as read, or by another build
+			}
+			if _, dup := b.ks[nk.ID()]; dup {
+				break
+			}
+			b.ks[nk.ID()] = nk
+			if nk.marker != "" {
+				b.claimed[nk.marker] = nk.ID()
+			}
+			disc = append(disc, dag.Node[string]{ID: nk.ID(), Deps: append(slices.Clone(nk.DependsOn), n.ID), Target: b.onlyChain[nk.marker]})
 		case isFlux(o, groupHelm, kindHelmRelease):
-			h := parseHelmRelease(o, id)
+			h := parseHelmRelease(o, n.ID)
 			if _, ok := b.hrs[h.ID()]; !ok {
 				b.hrs[h.ID()] = h
-				disc = append(disc, dag.Node[string]{ID: h.ID(), Deps: append([]string{id}, h.DependsOn...)})
 			}
 		case o.APIVersion == "v1" && (o.Kind == kindConfigMap || o.Kind == kindSecret):
 			b.built[o.Kind+"/"+o.Namespace+"/"+o.Name] = o
+		case isCRD(o):
+			addCRD(b.crds, o)
 		}
+		unmark(&all[i])
+		setCommonMetadata(all[i], k.CommonLabels, k.CommonAnnotations)
 	}
 	b.mu.Unlock()
 	if err := b.collect(ctx, n, all, data.Bytes()); err != nil {
-		return n, nil, err
+		return nil, err
 	}
-	return n, disc, nil
+	return disc, nil
+}
+
+// setCommonMetadata adds spec.commonMetadata to an object's metadata, as
+// kustomize-controller does after the build and substitution.
+func setCommonMetadata(o Object, labels, annotations map[string]string) {
+	for key, m := range map[string]map[string]string{"labels": labels, "annotations": annotations} {
+		if len(m) == 0 {
+			continue
+		}
+		meta, ok := o.Body["metadata"].(map[string]any)
+		if !ok {
+			meta = make(map[string]any)
+			o.Body["metadata"] = meta
+		}
+		dst, ok := meta[key].(map[string]any)
+		if !ok {
+			dst = make(map[string]any, len(m))
+			meta[key] = dst
+		}
+		for k, v := range m {
+			dst[k] = v
+		}
+	}
 }
 
 // collect fills n with the objects, images and findings of a build.
@@ -537,7 +691,7 @@ func (b *builder) collect(ctx context.Context, n *NodeResult, all []Object, data
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
-	n.Findings = check.Findings
+	n.Findings, n.Documents = check.Findings, check.Documents
 	for _, o := range all {
 		if (o.Kind == "CustomResourceDefinition" && !b.opts.IncludeCRDs) || (o.Kind == kindSecret && o.APIVersion == "v1" && !b.opts.IncludeSecrets) {
 			continue
@@ -554,29 +708,28 @@ type doc struct {
 	annotations map[string]string
 }
 
-// kustomize builds dir for k with krusty, generating a kustomization.yaml
-// in memory when dir has none, and one over it for k's own kustomize
-// settings.
+// kustomize builds dir for k with krusty. Like kustomize-controller, it
+// writes k's kustomize settings into the path's kustomization, or into
+// one generated for a path without one; both are written to the build's
+// own buildFS, never to the repository or its shared in-memory copy.
 func (b *builder) kustomize(k *Kustomization, dir string) ([]doc, error) {
-	kustomizeMu.Lock()
-	defer kustomizeMu.Unlock()
 	if !b.mem.IsDir(dir) {
 		return nil, fmt.Errorf("%w: directory %s", ErrNotFound, dir)
 	}
-	if !hasKustomization(b.mem, dir) {
-		if err := b.generate(dir); err != nil {
-			return nil, fmt.Errorf("generate kustomization.yaml: %w", err)
-		}
-	}
-	if k.overlay() {
-		var err error
-		if dir, err = b.writeOverlay(k, dir); err != nil {
-			return nil, fmt.Errorf("kustomization overlay: %w", err)
-		}
+	fsys := &buildFS{FileSystem: b.mem, files: make(map[string][]byte)}
+	if err := b.writeKustomization(fsys, k, dir); err != nil {
+		return nil, fmt.Errorf("kustomization: %w", err)
 	}
 	opts := krusty.MakeDefaultOptions()
 	opts.LoadRestrictions = types.LoadRestrictionsNone
-	rm, err := krusty.MakeKustomizer(opts).Run(b.mem, dir)
+	if b.customSchema {
+		kustomizeMu.Lock()
+		defer kustomizeMu.Unlock()
+	} else {
+		kustomizeMu.RLock()
+		defer kustomizeMu.RUnlock()
+	}
+	rm, err := krusty.MakeKustomizer(opts).Run(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build: %w", err)
 	}
@@ -591,74 +744,153 @@ func (b *builder) kustomize(k *Kustomization, dir string) ([]doc, error) {
 	return docs, nil
 }
 
-// overlayRoot holds, in memory only, the kustomizations written over a
-// path for a Flux Kustomization's own settings.
-const overlayRoot = "/.gitops-overlays"
+// buildFS is what one kustomize build reads: the repository's in-memory
+// copy under the kustomization files written for this build alone.
+type buildFS struct {
+	filesys.FileSystem
+	files map[string][]byte // by cleaned absolute path
+}
 
-// writeOverlay writes a kustomization.yaml that builds dir with k's
-// targetNamespace, namePrefix, nameSuffix, images and patches, and
-// returns its directory. Callers hold kustomizeMu.
-func (b *builder) writeOverlay(k *Kustomization, dir string) (string, error) {
-	odir := filepath.Join(overlayRoot, k.Namespace, k.Name)
-	rel, err := filepath.Rel(odir, dir)
-	if err != nil {
-		return "", err
+func (f *buildFS) ReadFile(path string) ([]byte, error) {
+	if data, ok := f.files[filepath.Clean(path)]; ok {
+		return data, nil
 	}
-	o := map[string]any{
-		"apiVersion": "kustomize.config.k8s.io/v1beta1",
-		"kind":       "Kustomization",
-		"resources":  []string{filepath.ToSlash(rel)},
+	return f.FileSystem.ReadFile(path)
+}
+
+func (f *buildFS) WriteFile(path string, data []byte) error {
+	f.files[filepath.Clean(path)] = data
+	return nil
+}
+
+func (f *buildFS) Exists(path string) bool {
+	_, ok := f.files[filepath.Clean(path)]
+	return ok || f.FileSystem.Exists(path)
+}
+
+func (f *buildFS) IsDir(path string) bool {
+	if _, ok := f.files[filepath.Clean(path)]; ok {
+		return false
 	}
+	return f.FileSystem.IsDir(path)
+}
+
+func (f *buildFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
+	if _, ok := f.files[filepath.Clean(path)]; ok {
+		return filesys.ConfirmedDir(filepath.Dir(filepath.Clean(path))), filepath.Base(path), nil
+	}
+	return f.FileSystem.CleanedAbs(path)
+}
+
+// writeKustomization writes dir's kustomization for k into fsys: the
+// path's own with k's settings, or a generated one listing every manifest
+// in the tree. A path with its own and no settings is left as it is.
+func (b *builder) writeKustomization(fsys *buildFS, k *Kustomization, dir string) error {
+	name := kustomizationName(b.mem, dir)
+	kus := make(map[string]any)
+	switch {
+	case name != "" && !k.overlay():
+		return nil
+	case name != "":
+		data, err := b.mem.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if err := yaml.Unmarshal(data, &kus); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		}
+		if kus == nil {
+			kus = make(map[string]any)
+		}
+	default:
+		name = "kustomization.yaml"
+		resources, err := b.manifests(dir)
+		if err != nil {
+			return fmt.Errorf("generate kustomization.yaml: %w", err)
+		}
+		kus["apiVersion"] = "kustomize.config.k8s.io/v1beta1"
+		kus["kind"] = "Kustomization"
+		kus["resources"] = resources
+	}
+	// As kustomize-controller: targetNamespace, namePrefix and nameSuffix
+	// replace the kustomization's own; patches and components are
+	// appended; an image replaces the entry of the same name.
 	for key, v := range map[string]string{"namespace": k.TargetNamespace, "namePrefix": k.NamePrefix, "nameSuffix": k.NameSuffix} {
 		if v != "" {
-			o[key] = v
+			kus[key] = v
 		}
 	}
-	if len(k.Images) > 0 {
-		o["images"] = k.Images
-	}
 	if len(k.Patches) > 0 {
-		o["patches"] = k.Patches
+		patches, _ := kus["patches"].([]any)
+		kus["patches"] = append(patches, k.Patches...)
 	}
-	data, err := yaml.Marshal(o)
+	for _, c := range k.Components {
+		components, _ := kus["components"].([]any)
+		kus["components"] = append(components, c)
+	}
+	for _, img := range k.Images {
+		images, _ := kus["images"].([]any)
+		name := str(asMap(img), "name")
+		i := slices.IndexFunc(images, func(x any) bool { return name != "" && str(asMap(x), "name") == name })
+		if i >= 0 {
+			images[i] = img
+		} else {
+			images = append(images, img)
+		}
+		kus["images"] = images
+	}
+	data, err := yaml.Marshal(kus)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if err := b.mem.MkdirAll(odir); err != nil {
-		return "", err
-	}
-	return odir, b.mem.WriteFile(filepath.Join(odir, "kustomization.yaml"), data)
+	return fsys.WriteFile(filepath.Join(dir, name), data)
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
 
 var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
-func hasKustomization(fsys filesys.FileSystem, dir string) bool {
+// kustomizationName returns the name of dir's kustomization file, or "".
+func kustomizationName(fsys filesys.FileSystem, dir string) string {
 	for _, name := range kustomizationNames {
 		if fsys.Exists(filepath.Join(dir, name)) {
-			return true
+			return name
 		}
 	}
-	return false
+	return ""
 }
 
-// generate writes, in memory, a kustomization.yaml for dir listing every
-// manifest in its tree, or the directory of a subtree that has its own
-// kustomization. Callers hold kustomizeMu.
-func (b *builder) generate(dir string) error {
-	var resources []string
+func hasKustomizationName(path string) bool {
+	return slices.Contains(kustomizationNames, filepath.Base(path))
+}
+
+// manifests lists, relative to dir, every manifest in its tree, or the
+// directory of a subtree that has its own kustomization, as Flux does for
+// a path without a kustomization.yaml.
+func (b *builder) manifests(dir string) ([]string, error) {
+	b.mu.Lock()
+	resources, ok := b.listed[dir]
+	b.mu.Unlock()
+	if ok {
+		return resources, nil
+	}
+	resources = []string{}
 	err := b.mem.Walk(dir, func(path string, info fs.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
 		if info.IsDir() {
-			if path != dir && hasKustomization(b.mem, path) && !b.generated[path] {
+			if path != dir && kustomizationName(b.mem, path) != "" {
 				rel, _ := filepath.Rel(dir, path)
 				resources = append(resources, filepath.ToSlash(rel))
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !isManifest(path) || (b.generated[filepath.Dir(path)] && filepath.Base(path) == "kustomization.yaml") {
+		if !isManifest(path) {
 			return nil
 		}
 		data, err := b.mem.ReadFile(path)
@@ -673,19 +905,12 @@ func (b *builder) generate(dir string) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var k strings.Builder
-	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
-	for _, r := range resources {
-		fmt.Fprintf(&k, "- %q\n", r)
-	}
-	if len(resources) == 0 {
-		k.Reset()
-		k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n")
-	}
-	b.generated[dir] = true
-	return b.mem.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k.String()))
+	b.mu.Lock()
+	b.listed[dir] = resources
+	b.mu.Unlock()
+	return resources, nil
 }
 
 // images returns the values of every image key in objs, sorted and

@@ -56,7 +56,7 @@ func testFleet(t *testing.T, par int) {
 	}
 	assert.Equal(t, []string{
 		"HelmRelease/apps/podinfo", "HelmRelease/apps/redis", "HelmRelease/apps/worker",
-		"flux-system/a", "flux-system/after-broken", "flux-system/apps", "flux-system/broken",
+		"flux-system/after-broken", "flux-system/apps", "flux-system/broken",
 		"flux-system/cycle-a", "flux-system/cycle-b", "flux-system/flux-system",
 		"flux-system/helm-apps", "flux-system/infrastructure", "flux-system/team-a", "flux-system/tenants",
 	}, ids)
@@ -183,6 +183,14 @@ func testFleet(t *testing.T, par int) {
 	}
 }
 
+// writeFile writes data to name under dir, making its directories.
+func writeFile(t *testing.T, dir, name, data string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+}
+
 func nilIfEmpty[T any](s []T) []T {
 	if len(s) == 0 {
 		return nil
@@ -219,17 +227,19 @@ func TestBuildOptions(t *testing.T) {
 		{
 			name: "only builds what the target needs",
 			opts: Options{Only: "apps"},
-			ids:  []string{"flux-system/apps", "flux-system/infrastructure"},
+			// flux-system renders apps: the build that renders a
+			// Kustomization is one of its needs.
+			ids: []string{"flux-system/apps", "flux-system/flux-system", "flux-system/infrastructure"},
 		},
 		{
 			name: "only with namespace",
 			opts: Options{Only: "flux-system/infrastructure"},
-			ids:  []string{"flux-system/infrastructure"},
+			ids:  []string{"flux-system/flux-system", "flux-system/infrastructure"},
 		},
 		{
 			name: "only a failing chain",
 			opts: Options{Only: "after-broken"},
-			ids:  []string{"flux-system/after-broken", "flux-system/broken"},
+			ids:  []string{"flux-system/after-broken", "flux-system/broken", "flux-system/flux-system"},
 		},
 		{
 			name:  "include CRDs and Secrets",
@@ -240,7 +250,7 @@ func TestBuildOptions(t *testing.T) {
 		{
 			name: "only renders the target's HelmReleases",
 			opts: Options{Only: "helm-apps"},
-			ids:  []string{"HelmRelease/apps/podinfo", "HelmRelease/apps/redis", "HelmRelease/apps/worker", "flux-system/helm-apps", "flux-system/infrastructure"},
+			ids:  []string{"HelmRelease/apps/podinfo", "HelmRelease/apps/redis", "HelmRelease/apps/worker", "flux-system/flux-system", "flux-system/helm-apps", "flux-system/infrastructure"},
 		},
 		{name: "unknown only", opts: Options{Only: "nope"}, wantErr: ErrUnknownNode},
 		{name: "unknown only with namespace", opts: Options{Only: "x/apps"}, wantErr: ErrUnknownNode},
@@ -280,11 +290,7 @@ func TestBuildOptions(t *testing.T) {
 func TestBuildSources(t *testing.T) {
 	// A GitRepository mapped to a local directory is built from there.
 	dir := t.TempDir()
-	write := func(name, data string) {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
-	}
+	write := func(name, data string) { writeFile(t, dir, name, data) }
 	write("repo/ks.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:
@@ -376,11 +382,7 @@ func TestBuildHelmValues(t *testing.T) {
 
 func TestBuildKustomizeSettings(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, data string) {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
-	}
+	write := func(name, data string) { writeFile(t, dir, name, data) }
 	write("clusters/ks.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata:
@@ -431,11 +433,7 @@ spec:
 // A remote chart found in the chart cache is rendered; nothing is fetched.
 func TestChartCache(t *testing.T) {
 	cache := t.TempDir()
-	write := func(rel, body string) {
-		p := filepath.Join(cache, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
-	}
+	write := func(name, data string) { writeFile(t, cache, name, data) }
 	// The release asks for version 18.x, a range: the unpacked <chart>
 	// directory serves it.
 	write("redis/Chart.yaml", "apiVersion: v2\nname: redis\nversion: 18.6.1\n")
@@ -456,4 +454,191 @@ func TestChartCache(t *testing.T) {
 	res, err = Build(context.Background(), Options{Path: fleet})
 	require.NoError(t, err)
 	assert.ErrorIs(t, res.Node("HelmRelease/apps/redis").Err, ErrRemoteChart)
+}
+
+const platform = "testdata/platform"
+
+// A Kustomization renamed by the kustomization.yaml that includes it is
+// one node, as its parent renders it: final name and namespace, the
+// parent's variables substituted in its spec, dependsOn by final names.
+func TestBuildRenamedKustomizations(t *testing.T) {
+	for _, par := range []int{1, 4} {
+		t.Run(fmt.Sprintf("parallelism %d", par), func(t *testing.T) {
+			res, err := Build(context.Background(), Options{Path: platform, Target: v129, Parallelism: par})
+			require.NoError(t, err)
+			var ids []string
+			for _, n := range res.Nodes {
+				ids = append(ids, n.ID)
+				assert.Equal(t, StatusOK, n.Status, "%s: %s", n.ID, n.Error)
+			}
+			assert.Equal(t, []string{
+				"HelmRelease/monitoring/probe",
+				"flux-system/flux-system", "flux-system/infrastructure", "flux-system/probe",
+				"flux-system/tenants", "flux-system/web",
+				"tenants/team-app", "tenants/team-db",
+			}, ids, "no node for the raw flux-system/app and flux-system/db")
+
+			app := res.Node("tenants/team-app")
+			require.NotNil(t, app)
+			assert.Equal(t, "./tenants/a-app", app.Path, "${team} from the parent's postBuild")
+			assert.Equal(t, []string{"tenants/team-db"}, app.DependsOn)
+			require.Len(t, app.Objects, 1)
+			assert.Equal(t, "team-a", lookup(app.Objects[0].Body, "data", "owner"), "its own postBuild, substituted by the parent first")
+			assert.Equal(t, []string{"postgres:16"}, res.Node("tenants/team-db").Images)
+
+			// The parent's output names them finally, without the marker.
+			var names []string
+			for _, o := range res.Node("flux-system/tenants").Objects {
+				names = append(names, o.Namespace+"/"+o.Name)
+				assert.Nil(t, lookup(o.Body, "metadata", "annotations"), "the marker annotation is removed")
+			}
+			assert.Equal(t, []string{"tenants/team-app", "tenants/team-db"}, names)
+		})
+	}
+}
+
+// -only takes the name in the repository and builds what renders it.
+func TestBuildOnlyRenamed(t *testing.T) {
+	res, err := Build(context.Background(), Options{Path: platform, Target: v129, Only: "app"})
+	require.NoError(t, err)
+	var ids []string
+	for _, n := range res.Nodes {
+		ids = append(ids, n.ID+"="+string(n.Status))
+	}
+	assert.Equal(t, []string{"flux-system/flux-system=ok", "flux-system/tenants=ok", "tenants/team-app=ok", "tenants/team-db=ok"}, ids)
+}
+
+// A failed parent fails the Kustomizations it would have rendered; they
+// are reported, as read, and skipped.
+func TestBuildParentFails(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) { writeFile(t, dir, name, data) }
+	write("clusters/ks.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: root, namespace: flux-system}
+spec:
+  path: ./clusters
+  sourceRef: {kind: GitRepository, name: flux-system}
+`)
+	write("clusters/kustomization.yaml", "resources: [ks.yaml, child.yaml, missing.yaml]\n")
+	write("clusters/child.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: child, namespace: flux-system}
+spec:
+  path: ./child
+  sourceRef: {kind: GitRepository, name: flux-system}
+`)
+	write("child/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	res, err := Build(context.Background(), Options{Path: dir})
+	require.NoError(t, err)
+	require.Len(t, res.Nodes, 2)
+	assert.Equal(t, StatusFailed, res.Node("flux-system/root").Status)
+	child := res.Node("flux-system/child")
+	require.NotNil(t, child)
+	assert.Equal(t, StatusSkipped, child.Status)
+	assert.ErrorIs(t, child.Err, dag.ErrDependency)
+}
+
+// spec.components (relative to spec.path) and spec.commonMetadata apply as
+// in kustomize-controller; spec.images replaces the path's own entry.
+func TestBuildComponentsAndCommonMetadata(t *testing.T) {
+	res, err := Build(context.Background(), Options{Path: platform, Target: v129, Only: "web"})
+	require.NoError(t, err)
+	n := res.Node("flux-system/web")
+	require.NotNil(t, n)
+	require.Equal(t, StatusOK, n.Status, n.Error)
+	assert.Equal(t, []objectKey{
+		{"apps/v1", "Deployment", "web", "web"},
+		{"networking.k8s.io/v1beta1", "Ingress", "web", "web"},
+	}, keys(n.Objects), "the component's Ingress, in the target namespace")
+	for _, o := range n.Objects {
+		assert.Equal(t, "web", lookup(o.Body, "metadata", "labels", "team"), o.Kind)
+		assert.Equal(t, "platform", lookup(o.Body, "metadata", "annotations", "owner"), o.Kind)
+	}
+	assert.Equal(t, "enabled", lookup(n.Objects[0].Body, "metadata", "annotations", "tls"), "the component's patch")
+	assert.Equal(t, []string{"nginx:1.27"}, n.Images)
+	assert.Equal(t, []findingKey{{"networking.k8s.io/v1beta1", "Ingress", "web"}}, findings(n.Findings))
+}
+
+// Charts see the APIs the target serves, the repository's CRDs and
+// Options.APIVersions in .Capabilities.APIVersions.
+func TestBuildHelmAPIVersions(t *testing.T) {
+	tests := []struct {
+		name   string
+		target deprecation.Version
+		extra  []string
+		want   []objectKey
+	}{
+		{
+			// policy/v1beta1 is removed in 1.25: not served.
+			name:   "1.29",
+			target: v129,
+			want: []objectKey{
+				{"policy/v1", "PodDisruptionBudget", "", "probe"},
+				{"monitoring.coreos.com/v1", "ServiceMonitor", "", "probe"},
+			},
+		},
+		{
+			name:   "1.20 serves policy/v1beta1 only",
+			target: deprecation.MustParseVersion("v1.20.0"),
+			want: []objectKey{
+				{"policy/v1beta1", "PodDisruptionBudget", "", "probe"},
+				{"monitoring.coreos.com/v1", "ServiceMonitor", "", "probe"},
+			},
+		},
+		{
+			name:   "extra API versions",
+			target: v129,
+			extra:  []string{"example.com/v9"},
+			want: []objectKey{
+				{"policy/v1", "PodDisruptionBudget", "", "probe"},
+				{"v1", "ConfigMap", "", "probe-extra"},
+				{"monitoring.coreos.com/v1", "ServiceMonitor", "", "probe"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Build(context.Background(), Options{Path: platform, Target: tt.target, Only: "probe", APIVersions: tt.extra})
+			require.NoError(t, err)
+			n := res.Node("HelmRelease/monitoring/probe")
+			require.NotNil(t, n)
+			require.Equal(t, StatusOK, n.Status, n.Error)
+			assert.Equal(t, tt.want, keys(n.Objects))
+		})
+	}
+}
+
+func TestBuiltinAPIs(t *testing.T) {
+	rules := deprecation.DefaultRules()
+	got := builtinAPIs(rules, v129)
+	for _, api := range []string{"v1", "apps/v1", "batch/v1", "networking.k8s.io/v1", "policy/v1", "rbac.authorization.k8s.io/v1", "autoscaling/v2", "batch/v1/CronJob", "flowcontrol.apiserver.k8s.io/v1"} {
+		assert.True(t, got[api], api)
+	}
+	for _, api := range []string{"extensions/v1beta1", "policy/v1beta1", "batch/v1beta1/CronJob", "autoscaling/v2beta2"} {
+		assert.False(t, got[api], api)
+	}
+	old := builtinAPIs(rules, deprecation.MustParseVersion("v1.20.0"))
+	assert.True(t, old["policy/v1beta1"])
+	assert.False(t, old["policy/v1"], "served from 1.21")
+	assert.False(t, old["flowcontrol.apiserver.k8s.io/v1"])
+}
+
+func TestBuildIncludeCRDsAndSecrets(t *testing.T) {
+	kinds := func(opts Options) []string {
+		opts.Path, opts.Target, opts.Only = platform, v129, "infrastructure"
+		res, err := Build(context.Background(), opts)
+		require.NoError(t, err)
+		n := res.Node("flux-system/infrastructure")
+		require.NotNil(t, n)
+		var out []string
+		for _, o := range n.Objects {
+			out = append(out, o.Kind)
+		}
+		return out
+	}
+	assert.Empty(t, kinds(Options{}))
+	assert.Equal(t, []string{"CustomResourceDefinition"}, kinds(Options{IncludeCRDs: true}))
+	assert.Equal(t, []string{"Secret"}, kinds(Options{IncludeSecrets: true}))
+	assert.ElementsMatch(t, []string{"Secret", "CustomResourceDefinition"}, kinds(Options{IncludeCRDs: true, IncludeSecrets: true}))
 }

@@ -11,7 +11,7 @@ import (
 func ExampleBuild() {
 	res, err := gitops.Build(context.Background(), gitops.Options{
 		Path:   "testdata/fleet",
-		Only:   "apps", // apps and the infrastructure it depends on
+		Only:   "apps", // apps, the infrastructure it depends on, flux-system that renders it
 		Target: deprecation.MustParseVersion("v1.29.0"),
 	})
 	if err != nil {
@@ -28,6 +28,7 @@ func ExampleBuild() {
 	// flux-system/apps ok [alpine:3.19 nginx:1.25]
 	//   removed Ingress/web: networking.k8s.io/v1beta1
 	//   removed CronJob/report-prod: batch/v1beta1
+	// flux-system/flux-system ok []
 	// flux-system/infrastructure ok [busybox:1.36 registry.k8s.io/ingress-nginx/controller:v1.9.4]
 	//   removed PodSecurityPolicy/restricted: policy/v1beta1
 }

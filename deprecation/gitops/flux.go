@@ -138,18 +138,28 @@ type Kustomization struct {
 	Substitute map[string]string
 	// SubstituteFrom is postBuild.substituteFrom.
 	SubstituteFrom []ValuesReference
-	// TargetNamespace, NamePrefix, NameSuffix, Images and Patches are the
-	// kustomize settings of the spec, applied over the path's own
-	// kustomization as Flux does. Images and Patches are kept as read.
+	// TargetNamespace, NamePrefix, NameSuffix, Images, Patches and
+	// Components are the kustomize settings of the spec, written into the
+	// path's own kustomization as kustomize-controller does. Images and
+	// Patches are kept as read; Components are paths relative to Path.
 	TargetNamespace, NamePrefix, NameSuffix string
 	Images, Patches                         []any
+	Components                              []string
+	// CommonLabels and CommonAnnotations are spec.commonMetadata, set on
+	// every object the build renders.
+	CommonLabels, CommonAnnotations map[string]string
 	// Origin is where the object was found.
 	Origin string
+
+	// marker names the raw object in the repository this Kustomization
+	// was read from ("file#document"), so a build that renders it can be
+	// told apart from one that renders another; empty when unknown.
+	marker string
 }
 
 // overlay reports whether k sets kustomize fields of its own.
 func (k *Kustomization) overlay() bool {
-	return k.TargetNamespace != "" || k.NamePrefix != "" || k.NameSuffix != "" || len(k.Images) > 0 || len(k.Patches) > 0
+	return k.TargetNamespace != "" || k.NamePrefix != "" || k.NameSuffix != "" || len(k.Images) > 0 || len(k.Patches) > 0 || len(k.Components) > 0
 }
 
 // ID returns "namespace/name".
@@ -182,6 +192,16 @@ func parseKustomization(o Object) *Kustomization {
 	}
 	k.Images, _ = lookup(o.Body, "spec", "images").([]any)
 	k.Patches, _ = lookup(o.Body, "spec", "patches").([]any)
+	if l, ok := lookup(o.Body, "spec", "components").([]any); ok {
+		for _, c := range l {
+			if c, ok := c.(string); ok && c != "" {
+				k.Components = append(k.Components, c)
+			}
+		}
+	}
+	k.CommonLabels = stringMap(lookup(o.Body, "spec", "commonMetadata", "labels"))
+	k.CommonAnnotations = stringMap(lookup(o.Body, "spec", "commonMetadata", "annotations"))
+	k.marker = str(o.Body, "metadata", "annotations", markerAnnotation)
 	if k.SourceNamespace == "" {
 		k.SourceNamespace = ns
 	}
@@ -203,6 +223,19 @@ func parseKustomization(o Object) *Kustomization {
 		k.SubstituteFrom = append(k.SubstituteFrom, ValuesReference{Kind: str(r, "kind"), Name: str(r, "name"), Optional: opt})
 	}
 	return k
+}
+
+// stringMap returns a YAML mapping's values as strings, or nil.
+func stringMap(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
 }
 
 // isFlux reports whether o is the Flux kind in group.

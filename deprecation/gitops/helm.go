@@ -4,14 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	"helm.sh/helm/v3/pkg/strvals"
 )
 
@@ -200,15 +206,7 @@ func (b *builder) render(ctx context.Context, id string) (*NodeResult, error) {
 	if err != nil {
 		return n, fmt.Errorf("load chart: %w", err)
 	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.IncludeCRDs = true
-	install.ReleaseName = h.ReleaseName
-	install.Namespace = h.TargetNamespace
-	install.KubeVersion = b.kubeVersion
-	rel, err := install.RunWithContext(ctx, chrt, vals)
+	rel, err := b.template(ctx, h, chrt, vals)
 	if err != nil {
 		return n, fmt.Errorf("helm template: %w", err)
 	}
@@ -221,6 +219,32 @@ func (b *builder) render(ctx context.Context, id string) (*NodeResult, error) {
 		return n, fmt.Errorf("rendered manifest: %w", err)
 	}
 	return n, b.collect(ctx, n, all, []byte(manifest))
+}
+
+// template renders a chart as `helm template` does, with the target's
+// Kubernetes version and served APIs as the capabilities. Helm's
+// client-only mode would add its own default API list, which serves APIs
+// the target removed, so this runs a dry-run install against capabilities
+// set here and a Kubernetes client that talks to nothing.
+func (b *builder) template(ctx context.Context, h *HelmRelease, chrt *chart.Chart, vals map[string]any) (*release.Release, error) {
+	cfg := &action.Configuration{
+		Capabilities: &chartutil.Capabilities{
+			KubeVersion: *b.kubeVersion,
+			APIVersions: b.apiVersions,
+			HelmVersion: chartutil.DefaultCapabilities.HelmVersion,
+		},
+		KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard},
+		Releases:   storage.Init(driver.NewMemory()),
+		Log:        func(string, ...any) {},
+	}
+	install := action.NewInstall(cfg)
+	install.DryRun = true
+	install.DryRunOption = "client"
+	install.Replace = true
+	install.IncludeCRDs = true
+	install.ReleaseName = h.ReleaseName
+	install.Namespace = h.TargetNamespace
+	return install.RunWithContext(ctx, chrt, vals)
 }
 
 // kubeVersion returns the Helm capabilities' Kubernetes version for the

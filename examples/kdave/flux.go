@@ -40,7 +40,7 @@ func checkFlux(ctx context.Context, c *deprecation.Checker, opts gitops.Options,
 	}
 	rep := &deprecation.Report{Target: c.Target()}
 	for _, n := range res.Nodes {
-		rep.Add(deprecation.Result{Source: n.ID, Findings: n.Findings})
+		rep.Add(deprecation.Result{Source: n.ID, Findings: n.Findings, Documents: n.Documents})
 		if n.Status == gitops.StatusFailed {
 			rep.AddError(n.ID, errors.New(n.Error))
 		}
@@ -75,6 +75,17 @@ func checkFlux(ctx context.Context, c *deprecation.Checker, opts gitops.Options,
 		}
 	}
 	return rep.ExitCode(), nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func firstLine(s string) string {

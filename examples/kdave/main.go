@@ -76,11 +76,14 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	flux := fs.String("flux", "", "build the Flux repository at `path` offline (Kustomizations and HelmReleases) and check what it renders")
 	only := fs.String("only", "", "with -flux: build only this Kustomization (namespace/name or name) and what it needs")
 	chartCache := fs.String("chart-cache", "", "with -flux: `dir` of remote charts as helm pull leaves them (<chart>-<version>.tgz or <chart>/); nothing is fetched")
+	includeCRDs := fs.Bool("include-crds", false, "with -flux: keep CustomResourceDefinitions in the objects listed (they are checked either way)")
+	includeSecrets := fs.Bool("include-secrets", false, "with -flux: keep Secrets in the objects listed (they are checked either way)")
+	apiVersions := fs.String("api-versions", "", "with -flux: `list` (comma-separated group/version or group/version/Kind) that charts see as served, beyond the target's built-in APIs and the repository's CRDs")
 	sources := sourcesFlag{}
 	fs.Var(sources, "sources", "with -flux: `name=path` points a GitRepository/OCIRepository at a local directory (repeatable, comma-separated)")
 	valuesFile := fs.String("values", "", "values `file` for the charts among PATHs (a directory with Chart.yaml, or a .tgz), rendered for the target")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, a chart, or - for stdin)\n       kdave check -cluster [flags]\n       kdave check -flux PATH [-only NAME] [-sources name=path]")
+		fmt.Fprintln(stderr, "usage: kdave check [flags] PATH... (a file, a directory, a chart, or - for stdin)\n       kdave check -cluster [flags]\n       kdave check -flux PATH [-only NAME] [-sources name=path] [-include-crds] [-include-secrets] [-api-versions a/v1,b/v2]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -123,7 +126,10 @@ func check(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		if format == deprecation.FormatYAML {
 			return fail(errors.New("-flux prints table or json"))
 		}
-		code, err := checkFlux(ctx, checker, gitops.Options{Path: *flux, Only: *only, Sources: sources, ChartCache: *chartCache}, format, stdout)
+		code, err := checkFlux(ctx, checker, gitops.Options{
+			Path: *flux, Only: *only, Sources: sources, ChartCache: *chartCache,
+			IncludeCRDs: *includeCRDs, IncludeSecrets: *includeSecrets, APIVersions: splitList(*apiVersions),
+		}, format, stdout)
 		if err != nil {
 			return fail(err)
 		}

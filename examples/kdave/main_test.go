@@ -115,6 +115,7 @@ func TestRunFlux(t *testing.T) {
 		"not rendered: remote chart",
 		"ghcr.io/stefanprodan/podinfo:6.5.0",
 		"CronJob                  apps/report-prod",
+		"5 finding(s), 3 error(s) in 31 document(s) of 13 source(s)",
 	} {
 		assert.Contains(t, out.String(), want)
 	}
@@ -135,12 +136,53 @@ func TestRunFlux(t *testing.T) {
 	for _, n := range got.Nodes {
 		ids = append(ids, n.ID+"="+n.Status)
 	}
-	// apps depends on infrastructure; nothing else is built.
-	assert.Equal(t, []string{"flux-system/apps=ok", "flux-system/infrastructure=ok"}, ids)
+	// apps depends on infrastructure, and flux-system renders it;
+	// nothing else is built.
+	assert.Equal(t, []string{"flux-system/apps=ok", "flux-system/flux-system=ok", "flux-system/infrastructure=ok"}, ids)
 	assert.Equal(t, 4, got.Exit)
 
 	code = run(context.Background(), []string{"check", "-flux", repo, "-only", "nope"}, nil, &out, &errOut)
 	assert.Equal(t, 1, code)
 	code = run(context.Background(), []string{"check", "-flux", repo, "-o", "yaml"}, nil, &out, &errOut)
 	assert.Equal(t, 1, code)
+}
+
+// CRDs and Secrets are left out of the objects unless asked for; charts
+// see the APIs given with -api-versions.
+func TestRunFluxFlags(t *testing.T) {
+	const repo = "../../deprecation/gitops/testdata/platform"
+	type node struct {
+		ID      string `json:"id"`
+		Objects []struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Name       string `json:"name"`
+		} `json:"objects"`
+	}
+	objects := func(t *testing.T, id string, args ...string) []string {
+		var out, errOut bytes.Buffer
+		args = append([]string{"check", "-target", "v1.29", "-o", "json", "-flux", repo}, args...)
+		code := run(context.Background(), args, nil, &out, &errOut)
+		require.NotEqual(t, 1, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		var got struct{ Nodes []node }
+		require.NoError(t, json.Unmarshal(out.Bytes(), &got), out.String())
+		var kinds []string
+		for _, n := range got.Nodes {
+			if n.ID == id {
+				for _, o := range n.Objects {
+					kinds = append(kinds, o.APIVersion+" "+o.Kind+" "+o.Name)
+				}
+			}
+		}
+		return kinds
+	}
+	const infra = "flux-system/infrastructure"
+	assert.Empty(t, objects(t, infra, "-only", "infrastructure"))
+	assert.Equal(t, []string{"apiextensions.k8s.io/v1 CustomResourceDefinition servicemonitors.monitoring.coreos.com"},
+		objects(t, infra, "-only", "infrastructure", "-include-crds"))
+	assert.Equal(t, []string{"v1 Secret registry"}, objects(t, infra, "-only", "infrastructure", "-include-secrets"))
+
+	const probe = "HelmRelease/monitoring/probe"
+	assert.NotContains(t, objects(t, probe, "-only", "probe"), "v1 ConfigMap probe-extra")
+	assert.Contains(t, objects(t, probe, "-only", "probe", "-api-versions", "other.io/v1, example.com/v9"), "v1 ConfigMap probe-extra")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,7 +29,7 @@ func (r *recorder) fn(_ context.Context, id string) ([]Node[string], error) {
 	r.ran = append(r.ran, id)
 	r.mu.Unlock()
 	if r.fail[id] {
-		return nil, fmt.Errorf("build %s failed", id)
+		return r.disc[id], fmt.Errorf("build %s failed", id)
 	}
 	return r.disc[id], nil
 }
@@ -204,17 +206,121 @@ func TestCancel(t *testing.T) {
 	assert.True(t, errors.Is(res["c"], context.Canceled))
 }
 
-func BenchmarkRunChain(b *testing.B) {
-	var g Graph[int]
-	for i := range 300 {
-		if i == 0 {
-			_ = g.Add(i)
-		} else {
-			_ = g.Add(i, i-1, i/2)
-		}
+// A discovered node marked Target runs in a run limited to targets, with
+// what it depends on; what a failing node discovered joins and fails with
+// it.
+func TestDiscoveredTargets(t *testing.T) {
+	g := graph(t, map[string][]string{"root": {"base"}}, "base", "root", "other", "broken")
+	rec := &recorder{
+		fail: map[string]bool{"broken": true},
+		disc: map[string][]Node[string]{
+			"root": {
+				{ID: "child", Deps: []string{"root", "other"}, Target: true},
+				{ID: "ignored", Deps: []string{"root"}},
+			},
+			"broken": {{ID: "orphan", Deps: []string{"broken"}, Target: true}},
+		},
 	}
-	fn := func(context.Context, int) ([]Node[int], error) { return nil, nil }
-	for b.Loop() {
-		_, _ = g.Run(context.Background(), Options[int]{Parallelism: 4}, fn)
+	res, err := g.Run(context.Background(), Options[string]{Targets: []string{"root", "broken"}}, rec.fn)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"base", "broken", "child", "orphan", "other", "root"}, sortedKeys(res))
+	assert.NoError(t, res["child"])
+	assert.NoError(t, res["other"], "a dependency of a discovered target runs")
+	assert.Less(t, rec.index("other"), rec.index("child"))
+	var dep *DependencyError[string]
+	require.ErrorAs(t, res["orphan"], &dep)
+	assert.Equal(t, "broken", dep.Dep)
+	assert.Equal(t, -1, rec.index("ignored"))
+	assert.Equal(t, -1, rec.index("orphan"))
+}
+
+func sortedKeys(m map[string]error) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// A failure at the head of a long chain fails every node after it, and a
+// long cycle is found, without deep recursion.
+func TestLongChains(t *testing.T) {
+	const n = 50_000
+	var g Graph[int]
+	for i := range n {
+		deps := []int{i - 1}
+		if i == 0 {
+			deps = nil
+		}
+		require.NoError(t, g.Add(i, deps...))
+	}
+	// n..2n-1 form one cycle.
+	for i := n; i < 2*n; i++ {
+		dep := i + 1
+		if dep == 2*n {
+			dep = n
+		}
+		require.NoError(t, g.Add(i, dep))
+	}
+	fn := func(_ context.Context, id int) ([]Node[int], error) {
+		if id == 0 {
+			return nil, errors.New("head failed")
+		}
+		return nil, nil
+	}
+	res, err := g.Run(context.Background(), Options[int]{}, fn)
+	require.NoError(t, err)
+	require.Len(t, res, 2*n)
+	var dep *DependencyError[int]
+	require.ErrorAs(t, res[n-1], &dep)
+	assert.Equal(t, n-2, dep.Dep)
+	var cyc *CycleError[int]
+	require.ErrorAs(t, res[n+5], &cyc)
+	assert.Len(t, cyc.Cycle, n)
+	assert.Equal(t, n+5, cyc.Node)
+	i := slices.Index(cyc.Cycle, n+5)
+	assert.Equal(t, n+6, cyc.Cycle[(i+1)%n], "in dependency order")
+}
+
+// BenchmarkRun runs graphs of growing size where node i depends on i-1
+// and i/2: a run is O(N+E), so ns/node stays flat as N grows.
+func BenchmarkRun(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		var g Graph[int]
+		for i := range n {
+			if i == 0 {
+				_ = g.Add(i)
+			} else {
+				_ = g.Add(i, i-1, i/2)
+			}
+		}
+		fn := func(context.Context, int) ([]Node[int], error) { return nil, nil }
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				res, _ := g.Run(context.Background(), Options[int]{Parallelism: 4}, fn)
+				if len(res) != n {
+					b.Fatalf("%d results, want %d", len(res), n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+		})
+	}
+}
+
+// BenchmarkRunWide is the same with no edges: every node is ready at once.
+func BenchmarkRunWide(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		var g Graph[int]
+		for i := range n {
+			_ = g.Add(i)
+		}
+		fn := func(context.Context, int) ([]Node[int], error) { return nil, nil }
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				_, _ = g.Run(context.Background(), Options[int]{Parallelism: 4}, fn)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+		})
 	}
 }

@@ -1,0 +1,196 @@
+package gitops
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// A Flux Kustomization is often renamed on its way to the cluster: the
+// kustomization.yaml that includes its file adds a namePrefix or a
+// namespace, and its parent's postBuild substitutes ${var}s in its spec.
+// What Flux applies is the parent's build output, so that is the node;
+// the raw file only stands in for it when no parent renders it.
+//
+// To tell which raw file a built Kustomization came from, the in-memory
+// copy of every file holding Flux Kustomizations gets an annotation
+// naming the file and document (the marker); kustomize carries it
+// through renames, and it is removed from what the build reports.
+
+// markerAnnotation names the raw document a Kustomization was read from.
+const markerAnnotation = "internal.gitops.fleetkit.dev/raw"
+
+// markKustomizations returns data with a marker annotation added to every
+// Flux Kustomization document, and whether it added any. A file that does
+// not parse is returned as it was.
+func markKustomizations(rel string, data []byte) ([]byte, bool) {
+	if !bytes.Contains(data, []byte(groupKustomize)) {
+		return data, false // most files: skip the parse
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var (
+		docs   []*yaml.Node
+		marked bool
+	)
+	for i := 0; ; i++ {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return data, false
+		}
+		docs = append(docs, &doc)
+		if len(doc.Content) == 0 {
+			continue
+		}
+		var head struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+		}
+		if doc.Content[0].Decode(&head) != nil {
+			continue
+		}
+		if !isFlux(Object{APIVersion: head.APIVersion, Kind: head.Kind}, groupKustomize, kindKustomization) {
+			continue
+		}
+		anns := mappingAt(doc.Content[0], "metadata", "annotations")
+		if anns == nil {
+			continue
+		}
+		anns.Content = append(anns.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Value: markerAnnotation},
+			&yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprintf("%s#%d", rel, i), Style: yaml.DoubleQuotedStyle})
+		marked = true
+	}
+	if !marked {
+		return data, false
+	}
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	for _, d := range docs {
+		if err := enc.Encode(d); err != nil {
+			return data, false
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return data, false
+	}
+	return out.Bytes(), true
+}
+
+// mappingAt returns the mapping at keys under m, creating empty ones on
+// the way; nil when something on the way is not a mapping.
+func mappingAt(m *yaml.Node, keys ...string) *yaml.Node {
+	for _, key := range keys {
+		if m.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				next = m.Content[i+1]
+				break
+			}
+		}
+		if next == nil || (next.Kind == yaml.ScalarNode && next.Tag == "!!null") {
+			if next == nil {
+				next = &yaml.Node{}
+				m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, next)
+			}
+			*next = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		m = next
+	}
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	return m
+}
+
+// unmark removes the marker annotation from a built object.
+func unmark(o *Object) {
+	anns, ok := lookup(o.Body, "metadata", "annotations").(map[string]any)
+	if !ok {
+		return
+	}
+	delete(anns, markerAnnotation)
+	if len(anns) == 0 {
+		delete(o.Body["metadata"].(map[string]any), "annotations")
+	}
+}
+
+// contain finds, for every raw Kustomization, the one whose build would
+// render its file: the Kustomization of the repository itself with the
+// deepest spec.path that holds the file. It returns each marker's
+// container and each container's contents. A raw Kustomization without a
+// container is a root: it is built as read.
+func (b *builder) contain(raws []*Kustomization) (container map[string]string, contents map[string][]string) {
+	type scope struct {
+		dir    string
+		marker string
+	}
+	var scopes []scope
+	for _, k := range raws {
+		if _, mapped := b.source(k.SourceNamespace, k.SourceName); mapped || k.marker == "" || k.SourceKind != kindGitRepository {
+			continue
+		}
+		dir := filepath.Join(b.root, filepath.FromSlash(k.Path))
+		if rel, err := filepath.Rel(b.root, dir); err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		scopes = append(scopes, scope{dir, k.marker})
+	}
+	container = make(map[string]string)
+	for _, k := range raws {
+		if k.marker == "" {
+			continue
+		}
+		file := filepath.Join(b.root, filepath.FromSlash(k.Origin))
+		best := -1
+		for i, s := range scopes {
+			if s.marker == k.marker || !within(s.dir, file) {
+				continue
+			}
+			if best < 0 || len(s.dir) > len(scopes[best].dir) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			container[k.marker] = scopes[best].marker
+		}
+	}
+	// Two Kustomizations whose paths hold each other's files would wait
+	// for each other forever: the first of such a loop is a root.
+	for _, k := range raws {
+		seen := []string{k.marker}
+		for m := container[k.marker]; m != ""; m = container[m] {
+			if slices.Contains(seen, m) {
+				delete(container, k.marker)
+				break
+			}
+			seen = append(seen, m)
+		}
+	}
+	contents = make(map[string][]string)
+	for _, k := range raws {
+		if c, ok := container[k.marker]; ok {
+			contents[c] = append(contents[c], k.marker)
+		}
+	}
+	return container, contents
+}
+
+// within reports whether file is in the tree of dir.
+func within(dir, file string) bool {
+	rel, err := filepath.Rel(dir, file)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
