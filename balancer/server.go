@@ -88,7 +88,6 @@ type Server struct {
 
 	handoff     *handoffListener
 	serveHTTP   sync.Once
-	httpErr     chan error
 	inShutdown  atomic.Bool
 	ctx         context.Context // parent of every connection's context
 	cancelConns context.CancelFunc
@@ -113,7 +112,6 @@ func NewServer(p *Proxy, opts ServerOptions) (*Server, error) {
 		http:        opts.HTTP,
 		idleTimeout: opts.IdleTimeout,
 		readTimeout: opts.ReadTimeout,
-		httpErr:     make(chan error, 1),
 		listeners:   map[net.Listener]struct{}{},
 		conns:       map[*fastConn]struct{}{},
 	}
@@ -149,7 +147,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	defer s.untrack(ln)
 	s.serveHTTP.Do(func() {
-		go func() { s.httpErr <- s.http.Serve(s.handoff) }()
+		// It returns when the handoff listener closes (Shutdown, Close).
+		go func() { _ = s.http.Serve(s.handoff) }()
 	})
 	var backoff time.Duration
 	for {
