@@ -539,6 +539,37 @@ spec:
 	assert.ErrorIs(t, child.Err, dag.ErrDependency)
 }
 
+// A Kustomization file that a parent's kustomization.yaml includes from
+// outside the parent's path ("../") is still the parent's: one node, the
+// renamed one, built after the parent.
+func TestBuildRenamedFromOutsidePath(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) { writeFile(t, dir, name, data) }
+	write("clusters/prod/apps.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  path: ./clusters/prod/apps
+  sourceRef: {kind: GitRepository, name: flux-system}
+`)
+	write("clusters/prod/apps/kustomization.yaml", "namePrefix: prod-\nresources: [../../../shared/ks.yaml]\n")
+	write("shared/ks.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: web, namespace: flux-system}
+spec:
+  path: ./web
+  sourceRef: {kind: GitRepository, name: flux-system}
+`)
+	write("web/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	res, err := Build(context.Background(), Options{Path: dir})
+	require.NoError(t, err)
+	var ids []string
+	for _, n := range res.Nodes {
+		ids = append(ids, n.ID+"="+string(n.Status))
+	}
+	assert.Equal(t, []string{"flux-system/apps=ok", "flux-system/prod-web=ok"}, ids, "no node for the raw flux-system/web")
+}
+
 // spec.components (relative to spec.path) and spec.commonMetadata apply as
 // in kustomize-controller; spec.images replaces the path's own entry.
 func TestBuildComponentsAndCommonMetadata(t *testing.T) {

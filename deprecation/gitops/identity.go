@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,14 +130,33 @@ func unmark(o *Object) {
 }
 
 // contain finds, for every raw Kustomization, the one whose build would
-// render its file: the Kustomization of the repository itself with the
-// deepest spec.path that holds the file. It returns each marker's
-// container and each container's contents. A raw Kustomization without a
-// container is a root: it is built as read.
+// render its file: among the Kustomizations of the repository itself whose
+// build reads the file (see reach), the one that names it most closely (a
+// kustomization listing the file itself, else the deepest directory
+// holding it). It returns each marker's container and each container's
+// contents. A raw Kustomization without a container is a root: it is built
+// as read.
 func (b *builder) contain(raws []*Kustomization) (container map[string]string, contents map[string][]string) {
 	type scope struct {
-		dir    string
-		marker string
+		dirs, files []string
+		marker      string
+	}
+	// match returns how closely s names file: the length of the listed
+	// file or of the deepest directory holding it, -1 when s does not
+	// read it.
+	match := func(s scope, file string) int {
+		best := -1
+		for _, f := range s.files {
+			if f == file {
+				best = max(best, len(f))
+			}
+		}
+		for _, d := range s.dirs {
+			if within(d, file) {
+				best = max(best, len(d))
+			}
+		}
+		return best
 	}
 	var scopes []scope
 	for _, k := range raws {
@@ -147,7 +167,8 @@ func (b *builder) contain(raws []*Kustomization) (container map[string]string, c
 		if rel, err := filepath.Rel(b.root, dir); err != nil || strings.HasPrefix(rel, "..") {
 			continue
 		}
-		scopes = append(scopes, scope{dir, k.marker})
+		dirs, files := b.reach(dir)
+		scopes = append(scopes, scope{dirs, files, k.marker})
 	}
 	container = make(map[string]string)
 	for _, k := range raws {
@@ -155,13 +176,13 @@ func (b *builder) contain(raws []*Kustomization) (container map[string]string, c
 			continue
 		}
 		file := filepath.Join(b.root, filepath.FromSlash(k.Origin))
-		best := -1
+		best, bestLen := -1, -1
 		for i, s := range scopes {
-			if s.marker == k.marker || !within(s.dir, file) {
+			if s.marker == k.marker {
 				continue
 			}
-			if best < 0 || len(s.dir) > len(scopes[best].dir) {
-				best = i
+			if l := match(s, file); l > bestLen {
+				best, bestLen = i, l
 			}
 		}
 		if best >= 0 {
@@ -187,6 +208,59 @@ func (b *builder) contain(raws []*Kustomization) (container map[string]string, c
 		}
 	}
 	return container, contents
+}
+
+// reach returns what a build of dir reads, as Flux builds it: the
+// directories whose whole tree it takes (dir itself when it has no
+// kustomization file: Flux then generates one listing the tree) and the
+// files a kustomization lists, following the resources, components and
+// bases of every kustomization on the way, "../" included. Remote
+// resources are not followed.
+func (b *builder) reach(dir string) (dirs, files []string) {
+	seen := make(map[string]bool)
+	var walk func(d string)
+	walk = func(d string) {
+		if seen[d] {
+			return
+		}
+		seen[d] = true
+		name := kustomizationName(b.mem, d)
+		if name == "" {
+			dirs = append(dirs, d)
+			// Kustomizations in the tree may list files outside it.
+			_ = b.mem.Walk(d, func(p string, info fs.FileInfo, err error) error {
+				if err == nil && !info.IsDir() && filepath.Dir(p) != d && hasKustomizationName(p) {
+					walk(filepath.Dir(p))
+				}
+				return nil
+			})
+			return
+		}
+		data, err := b.mem.ReadFile(filepath.Join(d, name))
+		if err != nil {
+			return
+		}
+		var kus struct {
+			Resources, Components, Bases []string
+		}
+		if yaml.Unmarshal(data, &kus) != nil {
+			return
+		}
+		for _, r := range slices.Concat(kus.Resources, kus.Components, kus.Bases) {
+			if strings.Contains(r, "://") || strings.HasPrefix(r, "github.com/") {
+				continue
+			}
+			p := filepath.Join(d, filepath.FromSlash(r))
+			switch {
+			case b.mem.IsDir(p):
+				walk(p)
+			case b.mem.Exists(p):
+				files = append(files, p)
+			}
+		}
+	}
+	walk(filepath.Clean(dir))
+	return dirs, files
 }
 
 // within reports whether file is in the tree of dir.
