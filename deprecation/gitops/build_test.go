@@ -501,10 +501,7 @@ func TestBuildRenamedKustomizations(t *testing.T) {
 func TestBuildOnlyRenamed(t *testing.T) {
 	res, err := Build(context.Background(), Options{Path: platform, Target: v129, Only: "app"})
 	require.NoError(t, err)
-	var ids []string
-	for _, n := range res.Nodes {
-		ids = append(ids, n.ID+"="+string(n.Status))
-	}
+	ids := nodeStatuses(res)
 	assert.Equal(t, []string{"flux-system/flux-system=ok", "flux-system/tenants=ok", "tenants/team-app=ok", "tenants/team-db=ok"}, ids)
 }
 
@@ -513,21 +510,9 @@ func TestBuildOnlyRenamed(t *testing.T) {
 func TestBuildParentFails(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) { writeFile(t, dir, name, data) }
-	write("clusters/ks.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: root, namespace: flux-system}
-spec:
-  path: ./clusters
-  sourceRef: {kind: GitRepository, name: flux-system}
-`)
+	write("clusters/ks.yaml", fluxKustomization("root", "./clusters"))
 	write("clusters/kustomization.yaml", "resources: [ks.yaml, child.yaml, missing.yaml]\n")
-	write("clusters/child.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: child, namespace: flux-system}
-spec:
-  path: ./child
-  sourceRef: {kind: GitRepository, name: flux-system}
-`)
+	write("clusters/child.yaml", fluxKustomization("child", "./child"))
 	write("child/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
 	res, err := Build(context.Background(), Options{Path: dir})
 	require.NoError(t, err)
@@ -545,28 +530,13 @@ spec:
 func TestBuildRenamedFromOutsidePath(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) { writeFile(t, dir, name, data) }
-	write("clusters/prod/apps.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: flux-system}
-spec:
-  path: ./clusters/prod/apps
-  sourceRef: {kind: GitRepository, name: flux-system}
-`)
+	write("clusters/prod/apps.yaml", fluxKustomization("apps", "./clusters/prod/apps"))
 	write("clusters/prod/apps/kustomization.yaml", "namePrefix: prod-\nresources: [../../../shared/ks.yaml]\n")
-	write("shared/ks.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: web, namespace: flux-system}
-spec:
-  path: ./web
-  sourceRef: {kind: GitRepository, name: flux-system}
-`)
+	write("shared/ks.yaml", fluxKustomization("web", "./web"))
 	write("web/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
 	res, err := Build(context.Background(), Options{Path: dir})
 	require.NoError(t, err)
-	var ids []string
-	for _, n := range res.Nodes {
-		ids = append(ids, n.ID+"="+string(n.Status))
-	}
+	ids := nodeStatuses(res)
 	assert.Equal(t, []string{"flux-system/apps=ok", "flux-system/prod-web=ok"}, ids, "no node for the raw flux-system/web")
 }
 
@@ -672,4 +642,25 @@ func TestBuildIncludeCRDsAndSecrets(t *testing.T) {
 	assert.Equal(t, []string{"CustomResourceDefinition"}, kinds(Options{IncludeCRDs: true}))
 	assert.Equal(t, []string{"Secret"}, kinds(Options{IncludeSecrets: true}))
 	assert.ElementsMatch(t, []string{"Secret", "CustomResourceDefinition"}, kinds(Options{IncludeCRDs: true, IncludeSecrets: true}))
+}
+
+// fluxKustomization is a Flux Kustomization in flux-system building path
+// from the repository itself.
+func fluxKustomization(name, path string) string {
+	return fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: %s, namespace: flux-system}
+spec:
+  path: %s
+  sourceRef: {kind: GitRepository, name: flux-system}
+`, name, path)
+}
+
+// nodeStatuses lists res's nodes as "id=status".
+func nodeStatuses(res *Result) []string {
+	var ids []string
+	for _, n := range res.Nodes {
+		ids = append(ids, n.ID+"="+string(n.Status))
+	}
+	return ids
 }
