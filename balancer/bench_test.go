@@ -103,29 +103,38 @@ func BenchmarkPickAndReport(b *testing.B) {
 	})
 }
 
-// BenchmarkProxy forwards whole requests over loopback to one backend,
-// with the built-in forwarder and with an http.Transport.
-func BenchmarkProxy(b *testing.B) {
+// benchProxy returns a Proxy (over transport; nil: its own forwarder) for
+// python, with one loopback backend answering a small JSON; both end with
+// the benchmark.
+func benchProxy(b *testing.B, transport http.RoundTripper) *balancer.Proxy {
+	b.Helper()
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"result":true,"details":"ok"}`)
 	}))
-	defer backend.Close()
+	b.Cleanup(backend.Close)
+	bal, err := balancer.New(balancer.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := bal.AddBackend(context.Background(), "python", "1.0", backend.URL); err != nil {
+		b.Fatal(err)
+	}
+	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Transport: transport})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(proxy.CloseIdleConnections)
+	return proxy
+}
+
+// BenchmarkProxy forwards whole requests over loopback to one backend,
+// with the built-in forwarder and with an http.Transport.
+func BenchmarkProxy(b *testing.B) {
 	for _, su := range setups[:2] { // the handler alone; BenchmarkFront has the servers
 		b.Run(su.name, func(b *testing.B) {
-			bal, err := balancer.New(balancer.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := bal.AddBackend(context.Background(), "python", "1.0", backend.URL); err != nil {
-				b.Fatal(err)
-			}
-			proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Transport: su.transport()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer proxy.CloseIdleConnections()
+			proxy := benchProxy(b, su.transport())
 			const body = `{"code":"print('hello world')\n"}`
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
@@ -147,24 +156,7 @@ func BenchmarkProxy(b *testing.B) {
 // balancer.Server (client, proxy and backend in this process, so the
 // figures are for comparing the two fronts, not absolute).
 func BenchmarkFront(b *testing.B) {
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"result":true,"details":"ok"}`)
-	}))
-	defer backend.Close()
-	bal, err := balancer.New(balancer.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := bal.AddBackend(context.Background(), "python", "1.0", backend.URL); err != nil {
-		b.Fatal(err)
-	}
-	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer proxy.CloseIdleConnections()
+	proxy := benchProxy(b, nil)
 	const body = `{"code":"print('hello world')\n"}`
 	request := []byte(fmt.Sprintf("POST /lint/python HTTP/1.1\r\nHost: lb\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
 
