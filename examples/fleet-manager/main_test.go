@@ -26,6 +26,7 @@ import (
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
+	"github.com/fleetkit/fleetkit/internal/dockertest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/docker"
@@ -201,7 +202,7 @@ func TestDataPlanePerCluster(t *testing.T) {
 // manager restart and are adopted by the next one.
 func TestDockerDataPlane(t *testing.T) {
 	testenv.Short(t)
-	cli := engine(t)
+	cli := dockertest.Engine(t)
 	tag := instanceImage(t, cli)
 	name := "test-" + randomID()
 	provider := name + "-dinosaur-" + fleet.DefaultClusters()[0].ID
@@ -237,21 +238,6 @@ func TestDockerDataPlane(t *testing.T) {
 	_, ok = info(host)
 	assert.False(t, ok, "deleting removes the container")
 	assert.Empty(t, containers())
-}
-
-// engine returns a client of the local engine, or reports it missing.
-func engine(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx); err != nil {
-		_ = cli.Close()
-		testenv.Missing(t, "the Docker Engine is unreachable (%v)", err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	return cli
 }
 
 // instanceImage builds this package statically (CGO_ENABLED=0, stripped;

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/internal/dockertest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/docker"
@@ -56,21 +57,6 @@ func TestMain(m *testing.M) {
 	images.removeAll()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// engine returns a client of the local engine, or reports it missing.
-func engine(t testing.TB) *client.Client {
-	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx); err != nil {
-		_ = cli.Close()
-		testenv.Missing(t, "the Docker Engine is unreachable (%v)", err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	return cli
 }
 
 // imageSet builds the linter images of this run once each and removes
@@ -180,7 +166,7 @@ func linterSpec(t testing.TB, cli *client.Client, language, version string) mach
 
 func TestCreateLintRemove(t *testing.T) {
 	testenv.Short(t)
-	cli := engine(t)
+	cli := dockertest.Engine(t)
 	name := providerName(t)
 	p := newProvider(t, cli, name)
 
@@ -219,7 +205,7 @@ func TestCreateLintRemove(t *testing.T) {
 
 func TestDeadContainerIsSeen(t *testing.T) {
 	testenv.Short(t)
-	cli := engine(t)
+	cli := dockertest.Engine(t)
 	p := newProvider(t, cli, providerName(t))
 	events := make(chan machines.Event, 4)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -264,7 +250,7 @@ func TestDeadContainerIsSeen(t *testing.T) {
 
 func TestRediscovery(t *testing.T) {
 	testenv.Short(t)
-	cli := engine(t)
+	cli := dockertest.Engine(t)
 	name := providerName(t)
 	first := newProvider(t, cli, name)
 	a, err := first.Create(t.Context(), linterSpec(t, cli, "python", "1.0"))
@@ -304,7 +290,7 @@ func TestRediscovery(t *testing.T) {
 
 func TestCreateFailuresLeaveNothing(t *testing.T) {
 	testenv.Short(t)
-	cli := engine(t)
+	cli := dockertest.Engine(t)
 	tests := []struct {
 		name    string
 		mutate  func(*machines.Spec)
@@ -331,7 +317,7 @@ func TestCreateFailuresLeaveNothing(t *testing.T) {
 
 func TestNetworkMode(t *testing.T) {
 	testenv.Short(t)
-	cli := engine(t)
+	cli := dockertest.Engine(t)
 	name := providerName(t)
 	_, err := cli.NetworkCreate(t.Context(), name, network.CreateOptions{Labels: map[string]string{"io.fleetkit.test-run": runID}})
 	require.NoError(t, err)
@@ -364,7 +350,7 @@ func TestNetworkMode(t *testing.T) {
 // BenchmarkCreateToHealthy measures Create of a python 1.0 linter
 // container (create, start, port published, /health answers 200).
 func BenchmarkCreateToHealthy(b *testing.B) {
-	cli := engine(b)
+	cli := dockertest.Engine(b)
 	p := newProvider(b, cli, providerName(b))
 	spec := linterSpec(b, cli, "python", "1.0")
 	ctx := context.Background()
