@@ -173,17 +173,27 @@ func (r *provisioningReconciler) Reconcile(ctx context.Context, req Request) (Re
 	if err != nil || !ok {
 		return Result{}, err
 	}
-	s, err := r.dp.Apply(ctx, inst)
+	s, err := apply(ctx, r.dp, inst)
 	switch {
 	case err != nil:
-		return Result{}, fmt.Errorf("data plane: %w", err)
-	case s.FailedReason != "":
-		return Result{}, TerminalError(errors.New(s.FailedReason))
+		return Result{}, err
 	case !s.Ready:
 		return Result{RequeueAfter: r.poll}, nil
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusProvisioning, To: StatusReady, Host: &s.Host, Fence: req.Fence})
 	return Result{}, ignoreConflict(err)
+}
+
+// apply applies inst on dp; a failure the data plane reports is terminal.
+func apply(ctx context.Context, dp DataPlane, inst Instance) (DataPlaneStatus, error) {
+	s, err := dp.Apply(ctx, inst)
+	switch {
+	case err != nil:
+		return s, fmt.Errorf("data plane: %w", err)
+	case s.FailedReason != "":
+		return s, TerminalError(errors.New(s.FailedReason))
+	}
+	return s, nil
 }
 
 // readyReconciler keeps a ready instance converged: running on the data
@@ -200,12 +210,10 @@ func (r *readyReconciler) Reconcile(ctx context.Context, req Request) (Result, e
 	if err != nil || !ok {
 		return Result{}, err
 	}
-	s, err := r.dp.Apply(ctx, inst)
+	s, err := apply(ctx, r.dp, inst)
 	switch {
 	case err != nil:
-		return Result{}, fmt.Errorf("data plane: %w", err)
-	case s.FailedReason != "":
-		return Result{}, TerminalError(errors.New(s.FailedReason))
+		return Result{}, err
 	case s.Ready && s.Host != inst.Host:
 		if _, err := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusReady, Host: &s.Host, Fence: req.Fence}); ignoreConflict(err) != nil {
 			return Result{}, err
