@@ -3,11 +3,11 @@ STATICCHECK_VERSION := v0.8.2
 CACHE ?= $(or $(FLEETKIT_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fleetkit)
 STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: run test unit lint images bench
+.PHONY: run test unit lint images clean bench
 
 # The main job on the embedded default: no Docker, no database.
 run:
-	go run ./examples/linter -language python -version 1.0 -addr 127.0.0.1:8081
+	go run ./examples/quickstart
 
 # The whole suite on a fresh machine: installs what it needs, then go test -race ./...
 test:
@@ -29,6 +29,11 @@ $(STATICCHECK):
 
 images:
 	scripts/build-images.sh
+
+# What earlier runs left (fleetkit's containers, images, PostgreSQL, the
+# cache directory), so the next `make test` sees a new machine.
+clean:
+	scripts/clean.sh
 
 bench:
 	scripts/bench-python-linter.sh

@@ -4,33 +4,68 @@
 # runs it as the per-instance service with -provider docker) from
 # examples/fleet-manager/Dockerfile: static binaries on an empty base, so no
 # registry is needed.
+#
+# Idempotent: each image carries the label io.fleetkit.inputs, a hash of
+# everything that went into it (the static binary, the Dockerfile, the build
+# arguments). An image whose label matches what would be built now is left
+# alone, so a warm run costs two `go build`s that the build cache answers.
+# Binaries are built with -trimpath and without VCS stamps, so the same
+# source gives the same bytes whatever the commit or checkout path.
+#
 # Usage: scripts/build-images.sh [LINTER_PREFIX [FLEET_MANAGER_TAG]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-fleetkit/linter}"
 fleet_tag="${2:-fleetkit/fleet-manager:latest}"
+cache="${FLEETKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetkit}"
+label=io.fleetkit.inputs
 ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT
 
-# build TAG DIR [ARGS...]: docker build exits non-zero on a failed step;
-# show its log only then.
-build() {
+# Two runs at once (two checkouts, a developer and a test) would race on
+# the same tags: take turns.
+mkdir -p "$cache"
+exec 9>"$cache/images.lock"
+flock 9
+
+# ensure TAG DIR [BUILD_ARG...]: builds DIR as TAG unless TAG already holds
+# exactly these inputs. docker build's log is shown only when it fails.
+ensure() {
 	local tag="$1" dir="$2"
 	shift 2
-	if ! docker build "$@" -t "$tag" "$dir" >"$ctx/build.log" 2>&1; then
+	local inputs have args=()
+	inputs="$({
+		(cd "$dir" && sha256sum -- *)
+		printf 'build-arg %s\n' "$@"
+	} | sha256sum | cut -d' ' -f1)"
+	have="$(docker image inspect -f "{{index .Config.Labels \"$label\"}}" "$tag" 2>/dev/null || true)"
+	if [ "$have" = "$inputs" ]; then
+		echo "up to date $tag"
+		return
+	fi
+	for a in "$@"; do args+=(--build-arg "$a"); done
+	if ! docker build "${args[@]}" --label "$label=$inputs" -t "$tag" "$dir" >"$ctx/build.log" 2>&1; then
 		cat "$ctx/build.log" >&2
 		exit 1
 	fi
 	echo "built $tag"
 }
 
+gobuild() {
+	CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags='-s -w' -o "$1" "$2"
+}
+
 mkdir "$ctx/linter" "$ctx/fleet-manager"
-CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ctx/linter/linter" ./examples/linter
+gobuild "$ctx/linter/linter" ./examples/linter
 cp examples/linter/Dockerfile "$ctx/linter/"
 for v in 1.0 1.1 1.2 2.0; do
-	build "$prefix:$v" "$ctx/linter" --build-arg "VERSION=$v"
+	ensure "$prefix:$v" "$ctx/linter" "VERSION=$v"
 done
 
-CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ctx/fleet-manager/fleet-manager" ./examples/fleet-manager
+gobuild "$ctx/fleet-manager/fleet-manager" ./examples/fleet-manager
 cp examples/fleet-manager/Dockerfile "$ctx/fleet-manager/"
-build "$fleet_tag" "$ctx/fleet-manager"
+ensure "$fleet_tag" "$ctx/fleet-manager"
+
+# A rebuilt tag leaves its old image untagged; drop such leftovers of ours
+# (the Dockerfiles label every fleetkit image with io.fleetkit.component).
+docker image prune -f --filter label=io.fleetkit.component >/dev/null

@@ -88,6 +88,14 @@ if [ -f "$dir/port" ] && run "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; th
 	fi
 fi
 
+# A cluster initialised by another major version (the cache outlived a
+# package upgrade) cannot be started by these binaries: start over.
+major="$("$bin/pg_ctl" --version | sed -n 's/.* \([0-9][0-9]*\)\..*/\1/p')"
+if [ -f "$data/PG_VERSION" ] && [ "$(cat "$data/PG_VERSION")" != "$major" ]; then
+	log "$data was made by PostgreSQL $(cat "$data/PG_VERSION"), not $major: initialising it again"
+	rm -rf "$data"
+fi
+
 if [ ! -f "$data/PG_VERSION" ]; then
 	log "initdb in $data"
 	run "$bin/initdb" -D "$data" -U "$user" --auth=trust -E UTF8 --no-instructions >&2

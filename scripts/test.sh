@@ -6,16 +6,29 @@
 #
 # Under CI=true an integration test whose dependency is missing fails
 # instead of skipping, so this script is what makes CI green.
+#
+#   scripts/test.sh --fresh [ARGS...]
+#
+# first removes what earlier runs left on this machine — fleetkit's Docker
+# containers and images, the PostgreSQL server and the whole cache directory
+# (kube binaries, staticcheck, the database) — so the run sees the machine
+# as a new one would (Debian packages and Go's own caches stay; see the
+# README for a colder start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cache="${FLEETKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetkit}"
-mkdir -p "$cache/bin"
 export FLEETKIT_CACHE="$cache"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
+
+if [ "${1:-}" = --fresh ]; then
+	shift
+	scripts/clean.sh
+fi
+mkdir -p "$cache/bin"
 
 # Debian packages: the peer tools the linters are checked against, and the
 # corpora they are checked on.
@@ -40,9 +53,18 @@ fi
 # PostgreSQL on a free loopback port, for fleet/postgres (reused between runs).
 eval "$(scripts/start-postgres.sh)"
 
+# The images the Docker tests run (fleetkit/linter:*, fleetkit/fleet-manager),
+# rebuilt only when what goes into them changed.
+if docker info >/dev/null 2>&1; then
+	scripts/build-images.sh
+fi
+
 # A real etcd and kube-apiserver, built once from Go modules, for the Helm
 # release scanner's integration tests.
 FLEETKIT_KUBE_BIN="$(scripts/kube-testenv.sh)"
 export FLEETKIT_KUBE_BIN
 
-exec go test -race -timeout 45m "$@" ./...
+# -count=1: go's test cache cannot see what these tests depend on outside
+# the repository (images, the database, the kube binaries), so a cached pass
+# could hide a machine that lost them. A -count of the caller's wins.
+exec go test -race -timeout 45m -count=1 "$@" ./...
