@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
+	"strconv"
 )
 
 // DefaultMaxBody is the request body limit used when a handler sets none.
@@ -123,3 +126,56 @@ func RequireMethod(w http.ResponseWriter, r *http.Request, method string) bool {
 	WriteError(w, Errorf(http.StatusMethodNotAllowed, "method %s not allowed: use %s", r.Method, method))
 	return false
 }
+
+// Recover wraps h so that a panic in it is answered 500 with the error body
+// and logged (with the method and path, never the body or headers), instead
+// of net/http dropping the client's connection without an answer. The
+// connection is closed after the answer: the handler's state is unknown.
+// http.ErrAbortHandler keeps its meaning and is re-panicked. A nil logger
+// means slog.Default().
+func Recover(h http.Handler, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &wroteHeader{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			logger.Error("http handler panicked", "method", r.Method, "path", strconv.Quote(r.URL.Path),
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if rw.wrote {
+				// Part of an answer is out: only cutting the connection
+				// tells the client it is incomplete.
+				panic(http.ErrAbortHandler)
+			}
+			w.Header().Set("Connection", "close")
+			WriteError(w, Errorf(http.StatusInternalServerError, "internal error"))
+		}()
+		h.ServeHTTP(rw, r)
+	})
+}
+
+// wroteHeader records whether a handler started its answer.
+type wroteHeader struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *wroteHeader) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *wroteHeader) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *wroteHeader) Unwrap() http.ResponseWriter { return w.ResponseWriter }

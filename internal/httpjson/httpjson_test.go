@@ -1,8 +1,11 @@
 package httpjson
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,4 +70,50 @@ func TestRequireMethod(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	assert.Equal(t, "POST", rec.Header().Get("Allow"))
 	assert.True(t, RequireMethod(httptest.NewRecorder(), httptest.NewRequest(http.MethodHead, "/", nil), http.MethodGet))
+}
+
+func TestRecover(t *testing.T) {
+	var logged strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		status  int
+	}{
+		{"panic before answering", func(http.ResponseWriter, *http.Request) { panic("boom") }, http.StatusInternalServerError},
+		{"no panic", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }, http.StatusTeapot},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(Recover(tt.handler, logger))
+			defer srv.Close()
+			resp, err := http.Post(srv.URL+"/x", "application/json", strings.NewReader(`{"secret":"s3cret"}`))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			assert.Equal(t, tt.status, resp.StatusCode)
+			if tt.status == http.StatusInternalServerError {
+				var b Body
+				require.NoError(t, json.NewDecoder(resp.Body).Decode(&b))
+				assert.Equal(t, Body{Status: "error", Message: "internal error"}, b)
+				assert.Contains(t, logged.String(), "boom")
+				assert.NotContains(t, logged.String(), "s3cret", "the body is never logged")
+			}
+		})
+	}
+
+	t.Run("panic after the header", func(t *testing.T) {
+		srv := httptest.NewServer(Recover(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte("partial"))
+			panic("late")
+		}), logger))
+		defer srv.Close()
+		resp, err := http.Get(srv.URL)
+		if err == nil {
+			defer resp.Body.Close()
+			_, err = io.ReadAll(resp.Body)
+		}
+		assert.Error(t, err, "a cut answer is never a whole 200")
+	})
 }
