@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
 // DefaultDrain is how long Run waits for in-flight requests at shutdown.
@@ -16,10 +18,12 @@ const DefaultDrain = 10 * time.Second
 
 // New returns a server for h with timeouts that protect it from slow
 // clients but leave room for slow handlers (write timeout is left to the
-// handlers, which know their own deadlines).
+// handlers, which know their own deadlines). A panic in h is answered 500
+// with the JSON error body and logged (httpjson.Recover), not a dropped
+// connection.
 func New(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           httpjson.Recover(h, nil),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -59,3 +59,31 @@ func TestListenError(t *testing.T) {
 	_, err := Listen("256.0.0.1:0")
 	assert.Error(t, err)
 }
+
+// A panicking handler gets its client a 500 answer, not a dropped
+// connection, and the server goes on serving.
+func TestNewRecovers(t *testing.T) {
+	h := http.NewServeMux()
+	h.HandleFunc("/panic", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	h.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	ln, err := Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	srv := New(h)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, srv, ln, time.Second) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	url := "http://" + ln.Addr().String()
+	resp, err := http.Get(url + "/panic")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	resp, err = http.Get(url + "/ok")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
