@@ -74,6 +74,13 @@ type Config struct {
 	// MaxLineLength is the longest allowed line; 0 means the language's
 	// default (79 for Python, as pycodestyle; 80 for Java, as checkstyle).
 	MaxLineLength int
+	// Options are the language's own settings, named as its peer tool names
+	// them: pycodestyle's options ("max-doc-length", "hang-closing",
+	// "indent-size", ...) for Python; for Java, "config" names a checkstyle
+	// configuration — a built-in one ("sun_checks", "google_checks") or the
+	// XML text of one. A language rejects (from New) an option it does not
+	// know, so a typo never passes silently.
+	Options map[string]string
 }
 
 // Enabled reports whether code is enabled by c.
