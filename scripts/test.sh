@@ -2,7 +2,8 @@
 # The whole test suite, from a fresh machine: installs what the integration
 # tests need (Debian packages), checks the Docker Engine, builds slow test
 # tools once into a cache outside the repository, then runs
-# `go test -race ./...`. Extra arguments go to `go test`.
+# `go test -race ./...` and a short run of every fuzz target
+# (scripts/fuzz.sh). Extra arguments go to `go test`.
 #
 # Under CI=true an integration test whose dependency is missing fails
 # instead of skipping, so this script is what makes CI green.
@@ -67,4 +68,10 @@ export FLEETKIT_KUBE_BIN
 # -count=1: go's test cache cannot see what these tests depend on outside
 # the repository (images, the database, the kube binaries), so a cached pass
 # could hide a machine that lost them. A -count of the caller's wins.
-exec go test -race -timeout 45m -count=1 "$@" ./...
+go test -race -timeout 45m -count=1 "$@" ./...
+
+# Every fuzz target for a short time (FLEETKIT_FUZZTIME, default 10s each;
+# 0 leaves them out), so an input that crashes a parser is found here.
+if [ "${FLEETKIT_FUZZTIME:-10s}" != 0 ]; then
+	scripts/fuzz.sh
+fi
