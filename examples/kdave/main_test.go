@@ -35,7 +35,7 @@ func TestRun(t *testing.T) {
 		{"bad format", []string{"check", "-o", "xml", "-"}, "", 1, nil, "unknown output format"},
 		{"missing rules file", []string{"check", "-rules", "nope.yaml", "-"}, "", 1, nil, "nope.yaml"},
 		{"bad rules file", []string{"check", "-rules", testdata + "rules/bad-field.yaml", "-"}, "", 1, nil, "invalid rules"},
-		{"clean", []string{"check", testdata + "manifests/current.yaml"}, "", 0, []string{"0 finding(s)", "target Kubernetes v1.34.0"}, ""},
+		{"clean", []string{"check", testdata + "manifests/current.yaml"}, "", 0, []string{"0 finding(s)", "target Kubernetes v1.37.0"}, ""},
 		{"deprecated", []string{"check", "-target", "v1.21", "-"}, "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\n", 2, []string{"CronJob", "deprecated"}, ""},
 		{"removed", []string{"check", "-target", "v1.25", "-"}, "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\n", 3, []string{"removed"}, ""},
 		{"no replacement", []string{"check", "-target", "v1.25", "-"}, "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: p}\n", 4, []string{"none"}, ""},
@@ -50,7 +50,7 @@ func TestRun(t *testing.T) {
 			[]string{"jobs-pdb", "1 finding(s)"}, ""},
 		{"extra rules", []string{"check", "-rules", testdata + "rules/cert-manager.yaml", "-target", "v1.25", "-"},
 			"apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\n---\napiVersion: cert-manager.io/v1alpha2\nkind: Certificate\nmetadata: {name: tls}\n",
-			2, []string{"v1.40.0", "cert-manager.io/v1alpha2"}, ""},
+			4, []string{"v1.40.0", "cert-manager.io/v1alpha2", "not known to be served"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,19 +72,21 @@ func TestRunJSON(t *testing.T) {
 	code := run(context.Background(), []string{"check", "-o", "json", "-target", "v1.22", testdata + "manifests/cluster-dump.json"}, nil, &out, &errOut)
 	assert.Equal(t, 3, code, errOut.String())
 	var rep struct {
-		Target   string `json:"target"`
-		Findings []struct {
-			Kind  string `json:"kind"`
+		Targets map[string]string `json:"target-versions"`
+		Items   []struct {
+			API struct {
+				Kind string `json:"kind"`
+			} `json:"api"`
 			Item  int    `json:"item"`
 			State string `json:"state"`
-		} `json:"findings"`
+		} `json:"items"`
 	}
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
-	assert.Equal(t, "v1.22.0", rep.Target)
-	require.Len(t, rep.Findings, 1)
-	assert.Equal(t, "ClusterRole", rep.Findings[0].Kind)
-	assert.Equal(t, 1, rep.Findings[0].Item)
-	assert.Equal(t, "removed", rep.Findings[0].State)
+	assert.Equal(t, "v1.22.0", rep.Targets["k8s"])
+	require.Len(t, rep.Items, 1)
+	assert.Equal(t, "ClusterRole", rep.Items[0].API.Kind)
+	assert.Equal(t, 1, rep.Items[0].Item)
+	assert.Equal(t, "removed", rep.Items[0].State)
 }
 
 // A chart that fails to render is an error entry; the other paths are
