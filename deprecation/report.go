@@ -52,6 +52,17 @@ func (r *Report) Add(res Result) {
 	r.Invalid = append(r.Invalid, res.Errors...)
 }
 
+// Append adds everything o holds to r: its sources, documents, findings,
+// errors and skipped files.
+func (r *Report) Append(o *Report) {
+	r.Sources += o.Sources
+	r.Documents += o.Documents
+	r.Findings = append(r.Findings, o.Findings...)
+	r.Errors = append(r.Errors, o.Errors...)
+	r.Invalid = append(r.Invalid, o.Invalid...)
+	r.Skipped = append(r.Skipped, o.Skipped...)
+}
+
 // AddError records a source that could not be read.
 func (r *Report) AddError(source string, err error) {
 	r.Errors = append(r.Errors, &DocumentError{Source: source, Index: -1, Err: err})
