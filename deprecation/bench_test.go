@@ -5,8 +5,10 @@ import (
 	"testing"
 )
 
-// BenchmarkCheck compares Check (pre-scan, then parse only candidates)
-// with the naive approach (parse every document as YAML) on Helm-style
+// BenchmarkCheck compares Check (pre-scan, validate the rest, parse only
+// candidates and what the validator cannot vouch for), Check with
+// Options.Lazy (no validator) and the naive approach (parse every document
+// as YAML, as pluto does) on Helm-style
 // manifests of 25 objects: one release without deprecated objects, one
 // with two, and a stream of 400 releases (10,000 documents) in which every
 // tenth release has two. Run with:
@@ -14,12 +16,17 @@ import (
 //	go test -run '^$' -bench BenchmarkCheck -benchmem ./deprecation/
 func BenchmarkCheck(b *testing.B) {
 	c := newChecker(b, "")
+	lazy, err := NewChecker(nil, Options{Lazy: true})
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	methods := []struct {
 		name  string
 		check func(data []byte) (Result, error)
 	}{
 		{"prescan", func(data []byte) (Result, error) { return c.Check(ctx, "bench", data) }},
+		{"lazy", func(data []byte) (Result, error) { return lazy.Check(ctx, "bench", data) }},
 		{"naive", func(data []byte) (Result, error) { return naiveCheck(c, "bench", data) }},
 	}
 	for _, size := range []struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -76,6 +77,22 @@ type Result struct {
 	Documents, Parsed int
 }
 
+// Limits on one document, against hostile input: a List of Lists reached
+// through YAML aliases expands exponentially ("billion laughs"; 818 bytes
+// can stand for 10^8 objects), and nesting costs recursion. A document over
+// a limit is reported as an error, its findings are dropped, and the check
+// goes on with the next document.
+const (
+	// MaxListDepth bounds the nesting of Lists in Lists.
+	MaxListDepth = 8
+	// MaxObjectsPerDocument bounds the objects one document may hold,
+	// List items included.
+	MaxObjectsPerDocument = 100_000
+	// MaxAliasedObjects bounds the objects reached through YAML aliases in
+	// one document.
+	MaxAliasedObjects = 1_000
+)
+
 // Options configures a Checker. The zero value checks against the newest
 // Kubernetes release the rules know of.
 type Options struct {
@@ -87,13 +104,21 @@ type Options struct {
 	// zero Version, is checked against rules.Newest(component). Target, when set, overrides an
 	// entry for "k8s".
 	ComponentTargets map[string]Version
+	// Lazy parses only the documents a rule can match (and Lists, and
+	// documents the pre-scan cannot read), so a broken document that no
+	// rule could match is not reported. The zero value reports every
+	// broken document; documents the validator recognises as well-formed
+	// are still not parsed.
+	Lazy bool
 }
 
 // Checker finds deprecated and removed APIs in manifests. It is immutable
 // and safe for concurrent use.
 type Checker struct {
-	rules  *RuleSet
-	target Version
+	rules   *RuleSet
+	target  Version
+	targets map[string]Version // every component's target
+	lazy    bool
 	// index holds every rule with its state in its component's target:
 	// apiVersion -> kind ("" for a whole apiVersion) -> entry.
 	index map[string]map[string]*entry
@@ -125,7 +150,8 @@ func NewChecker(rules *RuleSet, opts Options) (*Checker, error) {
 	if targets[ComponentKubernetes].IsZero() {
 		targets[ComponentKubernetes] = rules.Newest(ComponentKubernetes)
 	}
-	c := &Checker{rules: rules, target: targets[ComponentKubernetes], index: make(map[string]map[string]*entry)}
+	c := &Checker{rules: rules, target: targets[ComponentKubernetes], targets: targets, lazy: opts.Lazy,
+		index: make(map[string]map[string]*entry)}
 	for _, r := range rules.rules {
 		t, ok := targets[r.Component]
 		if !ok || t.IsZero() {
@@ -145,17 +171,44 @@ func NewChecker(rules *RuleSet, opts Options) (*Checker, error) {
 // Target returns the Kubernetes release the checker checks against.
 func (c *Checker) Target() Version { return c.target }
 
+// Targets returns the release each component of the rules is checked
+// against.
+func (c *Checker) Targets() map[string]Version { return maps.Clone(c.targets) }
+
 // Rules returns the checker's rules.
 func (c *Checker) Rules() *RuleSet { return c.rules }
 
 // lookup is RuleSet.Lookup on the index: the entry for the exact kind,
-// else the apiVersion's entry for every kind, else nil.
+// else for a typed list the entry of its item kind, else the apiVersion's
+// entry for every kind, else nil.
 func (c *Checker) lookup(apiVersion, kind string) *entry {
 	kinds := c.index[apiVersion]
 	if e, ok := kinds[kind]; ok {
 		return e
 	}
+	if item, ok := strings.CutSuffix(kind, "List"); ok && item != "" {
+		if e, ok := kinds[item]; ok {
+			return e
+		}
+	}
 	return kinds[""]
+}
+
+// Object checks one object known by its type and name, as a live object's
+// managed fields name the apiVersion a manager wrote it with. It returns
+// the finding and true when a rule affects apiVersion and kind in the
+// target.
+func (c *Checker) Object(source, apiVersion, kind, name, namespace string) (Finding, bool) {
+	e := c.lookup(apiVersion, kind)
+	if e == nil || e.state == StateNone {
+		return Finding{}, false
+	}
+	return e.finding(source, apiVersion, kind, name, namespace), true
+}
+
+func (e *entry) finding(source, apiVersion, kind, name, namespace string) Finding {
+	return Finding{Source: source, APIVersion: apiVersion, Kind: kind, Name: name, Namespace: namespace,
+		State: e.state, Target: e.target, ReplacementAvailable: e.replacementAvailable, Rule: e.rule}
 }
 
 // Check checks data, a stream of YAML documents or of JSON objects, named
@@ -167,9 +220,18 @@ func (c *Checker) lookup(apiVersion, kind string) *entry {
 // scanner and parses (as JSON or YAML) only the documents that a rule
 // affects in the target, Lists, and documents the scanner cannot read, so
 // a large stream of current objects costs little more than reading it.
+//
+// Streams in UTF-16 or UTF-32 (with a byte order mark, or told by their NUL
+// bytes) are decoded first; data with NUL bytes in no such encoding, or
+// not valid in its encoding, is one whole-source error (Index -1).
 func (c *Checker) Check(ctx context.Context, name string, data []byte) (Result, error) {
 	res := Result{Source: name}
-	sc := newScanner(data)
+	text, _, err := decodeText(data)
+	if err != nil {
+		res.Errors = append(res.Errors, &DocumentError{Source: name, Index: -1, Err: err})
+		return res, ctx.Err()
+	}
+	sc := newScanner(text)
 	for i := 0; ; i++ {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -181,7 +243,7 @@ func (c *Checker) Check(ctx context.Context, name string, data []byte) (Result, 
 			return res, nil
 		}
 		res.Documents++
-		if !doc.ambiguous && !c.candidate(doc.apiVersion, doc.kind) {
+		if !doc.ambiguous && !c.candidate(doc.apiVersion, doc.kind) && (c.lazy || wellFormed(doc)) {
 			continue
 		}
 		res.Parsed++
@@ -189,15 +251,27 @@ func (c *Checker) Check(ctx context.Context, name string, data []byte) (Result, 
 	}
 }
 
+// wellFormed reports whether a document the pre-scan ruled out is
+// certainly well-formed, so that it need not be parsed to find out.
+func wellFormed(doc document) bool {
+	if doc.data[0] == '{' {
+		return json.Valid(doc.data)
+	}
+	return validYAML(doc.data)
+}
+
 // candidate reports whether a document with these top-level values must
 // be parsed: a rule matches it and it is affected in the target, or it is
-// a List.
+// a List (with or without an apiVersion of its own).
 func (c *Checker) candidate(apiVersion, kind []byte) bool {
-	if apiVersion == nil || kind == nil {
+	if kind == nil {
 		return false // not a Kubernetes object
 	}
 	if isListKind(string(kind)) {
 		return true
+	}
+	if apiVersion == nil {
+		return false
 	}
 	// lookup, written out: converting in the map index expressions
 	// does not allocate.
@@ -211,9 +285,6 @@ func (c *Checker) candidate(apiVersion, kind []byte) bool {
 
 func isListKind(kind string) bool { return strings.HasSuffix(kind, "List") }
 
-// maxListDepth bounds the nesting of Lists in Lists.
-const maxListDepth = 8
-
 func (c *Checker) checkDocument(res *Result, index int, doc document) {
 	fail := func(err error) {
 		res.Errors = append(res.Errors, &DocumentError{Source: res.Source, Index: index, Line: doc.line, Err: err})
@@ -223,7 +294,88 @@ func (c *Checker) checkDocument(res *Result, index int, doc document) {
 		fail(err)
 		return
 	}
-	c.addObject(res, index, doc.line, obj, 0, 0, fail)
+	c.addDocument(res, index, doc.line, obj, fail)
+}
+
+// addDocument adds the findings of a parsed document, Lists expanded.
+func (c *Checker) addDocument(res *Result, index, line int, obj object, fail func(error)) {
+	x := expansion{c: c, res: res, index: index, line: line, fail: fail}
+	before := len(res.Findings)
+	if err := x.add(obj, 0, 0, false); err != nil {
+		// Over a limit: the document is hostile or broken; what it
+		// expanded to so far is not a finding.
+		clear(res.Findings[before:])
+		res.Findings = res.Findings[:before]
+		fail(err)
+	}
+}
+
+// expansion walks the objects of one document, Lists expanded, within the
+// limits on objects and aliases.
+type expansion struct {
+	c           *Checker
+	res         *Result
+	index, line int
+	fail        func(error)
+	// objects and aliased count the objects seen, and those reached
+	// through a YAML alias.
+	objects, aliased int
+}
+
+// add checks obj, the item-th item (1-based; 0 for the document itself) of
+// a List at depth, and expands it if it is a List itself. It returns an
+// error when the document goes over a limit.
+func (x *expansion) add(obj object, item, depth int, viaAlias bool) error {
+	x.objects++
+	if viaAlias || obj.aliased {
+		x.aliased++
+	}
+	switch {
+	case x.objects > MaxObjectsPerDocument:
+		return fmt.Errorf("more than %d objects in one document", MaxObjectsPerDocument)
+	case x.aliased > MaxAliasedObjects:
+		return fmt.Errorf("YAML aliases expand to more than %d objects", MaxAliasedObjects)
+	}
+	list := isListKind(obj.kind)
+	// A typed list (DeploymentList) with items is reported through its
+	// items; without any, as itself.
+	if !list || obj.kind == "List" || obj.items == 0 {
+		if e := x.c.lookup(obj.apiVersion, obj.kind); e != nil && e.state != StateNone {
+			f := e.finding(x.res.Source, obj.apiVersion, obj.kind, obj.name, obj.namespace)
+			f.Index, f.Line, f.Item = x.index, x.line, item
+			x.res.Findings = append(x.res.Findings, f)
+		}
+	}
+	if !list || obj.items == 0 {
+		return nil
+	}
+	if depth >= MaxListDepth {
+		return fmt.Errorf("lists nested more than %d deep", MaxListDepth)
+	}
+	for j := range obj.items {
+		it, err := obj.item(j)
+		if err != nil {
+			x.fail(fmt.Errorf("item %d: %w", j+1, err))
+			continue
+		}
+		// Items of a typed list (DeploymentList) may omit their TypeMeta.
+		if obj.kind != "List" {
+			if it.apiVersion == "" {
+				it.apiVersion = obj.apiVersion
+			}
+			if it.kind == "" {
+				it.kind = strings.TrimSuffix(obj.kind, "List")
+			}
+		}
+		n := item
+		if n == 0 {
+			n = j + 1
+		}
+		if err := x.add(it, n, depth+1, viaAlias || obj.aliased); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseObject parses one document. A document that starts with '{' is
@@ -253,47 +405,12 @@ func unmarshal(data []byte, n *yaml.Node) (err error) {
 	return yaml.Unmarshal(data, n)
 }
 
-func (c *Checker) addObject(res *Result, index, line int, obj object, item, depth int, fail func(error)) {
-	if e := c.lookup(obj.apiVersion, obj.kind); e != nil && e.state != StateNone {
-		res.Findings = append(res.Findings, Finding{
-			Source: res.Source, Index: index, Line: line, Item: item,
-			APIVersion: obj.apiVersion, Kind: obj.kind, Name: obj.name, Namespace: obj.namespace,
-			State: e.state, Target: e.target, ReplacementAvailable: e.replacementAvailable, Rule: e.rule,
-		})
-	}
-	if !isListKind(obj.kind) || obj.items == 0 {
-		return
-	}
-	if depth >= maxListDepth {
-		fail(fmt.Errorf("lists nested more than %d deep", maxListDepth))
-		return
-	}
-	for j := range obj.items {
-		it, err := obj.item(j)
-		if err != nil {
-			fail(fmt.Errorf("item %d: %w", j+1, err))
-			continue
-		}
-		// Items of a typed list (DeploymentList) may omit their TypeMeta.
-		if obj.kind != "List" {
-			if it.apiVersion == "" {
-				it.apiVersion = obj.apiVersion
-			}
-			if it.kind == "" {
-				it.kind = strings.TrimSuffix(obj.kind, "List")
-			}
-		}
-		if item == 0 {
-			c.addObject(res, index, line, it, j+1, depth+1, fail)
-		} else {
-			c.addObject(res, index, line, it, item, depth+1, fail)
-		}
-	}
-}
-
 // object holds the fields of a Kubernetes object the checker reads.
 type object struct {
 	apiVersion, kind, name, namespace string
+	// aliased is set when the object, or its items, were reached through
+	// a YAML alias.
+	aliased bool
 	// items is the number of List items; they are read by item, from
 	// yamlItems or jsonItems.
 	items     int
@@ -345,6 +462,7 @@ func jsonString(raw json.RawMessage) string {
 // object, which no rule matches.
 func readObject(n *yaml.Node) (object, error) {
 	var obj object
+	obj.aliased = n != nil && n.Kind == yaml.AliasNode
 	n = resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return obj, nil
@@ -373,6 +491,7 @@ func readObject(n *yaml.Node) (object, error) {
 		case "items":
 			if v != nil && v.Kind == yaml.SequenceNode {
 				obj.yamlItems, obj.items = v.Content, len(v.Content)
+				obj.aliased = obj.aliased || n.Content[i+1].Kind == yaml.AliasNode
 			}
 		}
 		if field >= 0 {

@@ -1,13 +1,17 @@
 // Package deprecation finds Kubernetes objects that use deprecated or
 // removed API versions, the job of kdave, pluto and kube-no-trouble.
 //
-// It holds the pure-Go core: an embedded, versioned table of Kubernetes
-// API deprecations and removals (DefaultRules), extra rules read from
+// It holds the pure-Go core: embedded, versioned tables of API
+// deprecations and removals for Kubernetes and for the components pluto
+// knows (DefaultRules, BuiltinRules, RuleSet.Select), extra rules read from
 // files in pluto's versions.yaml format (LoadRules, Merge), a comparable
 // Version type, the State of a rule in a target release, a manifest
-// Checker, and a Report with pluto's exit codes and table, JSON and YAML
-// output. Scanning Helm releases in a cluster lives in subpackages, so
-// importing deprecation does not pull in client-go or Helm.
+// Checker that reads files as pluto's detect-files does (CheckPaths), and
+// a Report with pluto's exit codes and flags (ExitCodeWith, OnlyRemoved)
+// and output formats (kdave's table; pluto's normal, wide, custom,
+// markdown, csv, json and yaml). Scanning Helm releases and live objects
+// in a cluster lives in subpackages, so importing deprecation does not
+// pull in client-go or Helm.
 //
 // # Releases, cache and metrics
 //
@@ -34,10 +38,22 @@
 // rule affects in the target (and Lists, which are expanded) are parsed
 // as YAML to read their name and namespace. Documents written in a form
 // the scanner does not fully understand (anchors, tags, escapes, values on
-// a continuation line) are always parsed, so the pre-scan never hides a
-// finding. One broken document becomes an error entry in the Result and
-// the scan goes on; broken documents that no rule could match are not
-// parsed and so not reported.
+// a continuation line, quoted scalars and flow collections over several
+// lines) are always parsed, so the pre-scan never hides a finding. The
+// other documents go through a validator, a byte scan that recognises the
+// block YAML generators write and sends anything else to the parser: so
+// every broken document is reported (Result.Errors, with its index and
+// line) at the cost of a scan, and the check goes on with the next one.
+// Options.Lazy skips the validator.
+//
+// # Hostile input
+//
+// Streams in UTF-16 or UTF-32 are decoded; binary data is one error. A
+// document whose Lists, reached through YAML aliases, expand past
+// MaxAliasedObjects objects, that holds more than MaxObjectsPerDocument
+// objects, or nests Lists deeper than MaxListDepth, is reported as an
+// error, its findings dropped. CheckPaths reads at most
+// PathOptions.MaxFileSize bytes of a file.
 //
 // # Concurrency
 //
@@ -68,11 +84,11 @@
 //	}
 //	rep := &deprecation.Report{Target: c.Target()}
 //	rep.Add(res)
-//	rep.WriteTable(os.Stdout)
-//	os.Exit(rep.ExitCode())
+//	rep.WriteWith(os.Stdout, deprecation.WriteOptions{Format: deprecation.FormatWide})
+//	os.Exit(rep.ExitCodeWith(deprecation.ExitOptions{IgnoreDeprecations: true}))
 //
-// The table's rows come from the Kubernetes deprecated API migration guide
-// and k8s.io/api's prerelease lifecycle tags; a cross-check of the rows
-// against k8s.io/api's generated APILifecycleDeprecated/APILifecycleRemoved
-// methods is not part of this package (it would import k8s.io/api).
+// The table's rows come from k8s.io/api's generated lifecycle methods and
+// the Kubernetes deprecated API migration guide; the cross-checks of the
+// rows against k8s.io/api and against pluto's published versions file live
+// in deprecation/helm's tests (they import k8s.io/api).
 package deprecation

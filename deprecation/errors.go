@@ -11,8 +11,17 @@ var (
 	// file or rule that cannot be used.
 	ErrInvalidRules = errors.New("deprecation: invalid rules")
 	// ErrUnknownFormat is returned by ParseFormat and Report.Write for an
-	// output format other than table, json and yaml.
+	// output format it does not know.
 	ErrUnknownFormat = errors.New("deprecation: unknown output format")
+	// ErrUnknownColumn is returned by ParseColumns for a column name that
+	// is not one of pluto's.
+	ErrUnknownColumn = errors.New("deprecation: unknown column")
+	// ErrUnknownComponent is returned by BuiltinRules and RuleSet.Select
+	// for a component without rules.
+	ErrUnknownComponent = errors.New("deprecation: unknown component")
+	// ErrUnknownTarget is returned by RuleSet.CheckTarget for a Kubernetes
+	// release newer than the rules know.
+	ErrUnknownTarget = errors.New("deprecation: unknown target version")
 	// ErrCorruptRelease is wrapped by the Err of a Release whose storage
 	// object could not be decoded (bad base64, gzip or JSON).
 	ErrCorruptRelease = errors.New("deprecation: corrupt release")

@@ -61,22 +61,13 @@ deprecated-versions:
     deprecated-in: v1.21.0
     removed-in: v1.30.0
     replacement-api: batch/v1
+    replacement-available-in: v1.21.0
     component: k8s
 `))
 	if err != nil {
 		panic(err)
 	}
-	checker, err := deprecation.NewChecker(deprecation.Merge(deprecation.DefaultRules(), extra),
-		deprecation.Options{Target: deprecation.MustParseVersion("v1.25")})
-	if err != nil {
-		panic(err)
-	}
-	res, err := checker.Check(context.Background(), "shop.yaml", []byte(manifest))
-	if err != nil {
-		panic(err)
-	}
-	rep := &deprecation.Report{Target: checker.Target()}
-	rep.Add(res)
+	rep := shopReport(deprecation.Merge(deprecation.DefaultRules(), extra))
 	if err := rep.WriteTable(os.Stdout); err != nil {
 		panic(err)
 	}
@@ -86,5 +77,35 @@ deprecated-versions:
 	// shop.yaml  8     CronJob                  shop/nightly  batch/v1beta1        batch/v1        v1.21.0        v1.30.0     deprecated
 	// shop.yaml  14    HorizontalPodAutoscaler  shop/web      autoscaling/v2beta2  autoscaling/v2  v1.23.0        v1.26.0     removal-soon
 	// 2 finding(s), 0 error(s) in 3 document(s) of 1 source(s); target Kubernetes v1.25.0
+	// exit code 2
+}
+
+// shopReport checks manifest against Kubernetes 1.25 with rules.
+func shopReport(rules *deprecation.RuleSet) *deprecation.Report {
+	checker, err := deprecation.NewChecker(rules, deprecation.Options{Target: deprecation.MustParseVersion("v1.25")})
+	if err != nil {
+		panic(err)
+	}
+	res, err := checker.Check(context.Background(), "shop.yaml", []byte(manifest))
+	if err != nil {
+		panic(err)
+	}
+	rep := &deprecation.Report{Target: checker.Target()}
+	rep.Add(res)
+	return rep
+}
+
+func ExampleReport_WriteWith() {
+	rep := shopReport(nil)
+	// pluto's -o wide, and its exit code with --ignore-removals: the
+	// CronJob was deprecated before it was removed, so it still counts.
+	if err := rep.WriteWith(os.Stdout, deprecation.WriteOptions{Format: deprecation.FormatWide}); err != nil {
+		panic(err)
+	}
+	fmt.Println("exit code", rep.ExitCodeWith(deprecation.ExitOptions{IgnoreRemovals: true}))
+	// Output:
+	// NAME     NAMESPACE  KIND                     VERSION              REPLACEMENT     DEPRECATED  DEPRECATED IN  REMOVED  REMOVED IN  REPL AVAIL  REPL AVAIL IN
+	// nightly  shop       CronJob                  batch/v1beta1        batch/v1        true        v1.21.0        true     v1.25.0     true        v1.21.0
+	// web      shop       HorizontalPodAutoscaler  autoscaling/v2beta2  autoscaling/v2  true        v1.23.0        false    v1.26.0     true        v1.23.0
 	// exit code 2
 }

@@ -35,7 +35,7 @@ func naiveCheck(c *Checker, name string, data []byte) (Result, error) {
 			fail(err)
 			continue
 		}
-		c.addObject(&res, i, n.Line, obj, 0, 0, fail)
+		c.addDocument(&res, i, n.Line, obj, fail)
 	}
 }
 

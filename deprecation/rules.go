@@ -2,12 +2,15 @@ package deprecation
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -16,8 +19,11 @@ import (
 // APIs, and the component of a rule that names none.
 const ComponentKubernetes = "k8s"
 
-//go:embed kubernetes.yaml
-var kubernetesRules []byte
+// builtinFS holds the built-in rule sets, one file per component
+// (rules/<component>.yaml), in pluto's versions.yaml format.
+//
+//go:embed rules/*.yaml
+var builtinFS embed.FS
 
 // Rule says when one apiVersion and kind was deprecated and removed. Its
 // field names in YAML and JSON are those of pluto's versions.yaml.
@@ -37,8 +43,9 @@ type Rule struct {
 	// ReplacementAPI is the apiVersion to migrate to; empty when there is no
 	// replacement of the same kind.
 	ReplacementAPI string `json:"replacement-api" yaml:"replacement-api"`
-	// ReplacementAvailableIn is the first release serving ReplacementAPI;
-	// zero when unknown (taken as always available).
+	// ReplacementAvailableIn is the first release serving ReplacementAPI.
+	// Zero means not known to be served, as in pluto: the replacement then
+	// counts as unavailable (exit code 4).
 	ReplacementAvailableIn Version `json:"replacement-available-in" yaml:"replacement-available-in"`
 	// Component is what the versions refer to: "k8s" for Kubernetes, or
 	// e.g. "cert-manager" for a CRD's operator. Empty means "k8s".
@@ -76,9 +83,10 @@ func (r Rule) RemovedWithin(target Version, minors int) bool {
 }
 
 // ReplacementAvailable reports whether there is a replacement API and it
-// is served in target.
+// is served in target. A replacement without ReplacementAvailableIn is not
+// known to be served and counts as unavailable, as in pluto.
 func (r Rule) ReplacementAvailable(target Version) bool {
-	return r.ReplacementAPI != "" && !target.Less(r.ReplacementAvailableIn)
+	return r.ReplacementAPI != "" && !r.ReplacementAvailableIn.IsZero() && !target.Less(r.ReplacementAvailableIn)
 }
 
 func (r Rule) validate() error {
@@ -151,16 +159,79 @@ type rulesFile struct {
 	TargetVersions     map[string]Version `yaml:"target-versions"`
 }
 
-// DefaultRules returns the embedded table of Kubernetes API deprecations.
-// Its declared target (Newest(ComponentKubernetes)) is the Kubernetes
-// release the table was last reviewed against.
-func DefaultRules() *RuleSet {
-	s, err := LoadRules(bytes.NewReader(kubernetesRules))
-	if err != nil {
-		panic("deprecation: embedded rules: " + err.Error()) // caught by TestDefaultRules
+// DefaultRules returns the built-in rules of every component, as pluto
+// checks every component it knows by default: Kubernetes' own APIs
+// (ComponentKubernetes) and the component rule sets (BuiltinComponents).
+// Its declared target for ComponentKubernetes is the newest Kubernetes
+// release the table was reviewed against. The set is parsed once and
+// shared; a RuleSet is immutable.
+func DefaultRules() *RuleSet { return builtin().all }
+
+// BuiltinComponents returns the components with built-in rules, sorted,
+// "k8s" first.
+func BuiltinComponents() []string { return slices.Clone(builtin().components) }
+
+// BuiltinRules returns the built-in rules of the given components (all of
+// them when none is given). An unknown component is an error wrapping
+// ErrUnknownComponent.
+func BuiltinRules(components ...string) (*RuleSet, error) {
+	b := builtin()
+	if len(components) == 0 {
+		return b.all, nil
 	}
-	return s
+	var sets []*RuleSet
+	for _, c := range components {
+		s, ok := b.byComponent[c]
+		if !ok {
+			return nil, fmt.Errorf("%w: %q (built in: %s)", ErrUnknownComponent, c, strings.Join(b.components, ", "))
+		}
+		sets = append(sets, s)
+	}
+	return Merge(sets...), nil
 }
+
+// builtinSets are the parsed built-in rule files.
+type builtinSets struct {
+	all         *RuleSet
+	byComponent map[string]*RuleSet
+	components  []string // ComponentKubernetes first, then sorted
+}
+
+var builtin = sync.OnceValue(func() *builtinSets {
+	b := &builtinSets{byComponent: make(map[string]*RuleSet)}
+	files, err := builtinFS.ReadDir("rules")
+	if err != nil {
+		panic("deprecation: embedded rules: " + err.Error())
+	}
+	var sets []*RuleSet
+	for _, f := range files {
+		data, err := builtinFS.ReadFile(path.Join("rules", f.Name()))
+		if err == nil {
+			var s *RuleSet
+			if s, err = LoadRules(bytes.NewReader(data)); err == nil {
+				comp := strings.TrimSuffix(f.Name(), ".yaml")
+				b.byComponent[comp] = s
+				b.components = append(b.components, comp)
+				sets = append(sets, s)
+				continue
+			}
+		}
+		panic("deprecation: embedded rules " + f.Name() + ": " + err.Error()) // caught by TestDefaultRules*
+	}
+	slices.SortFunc(b.components, func(x, y string) int {
+		switch {
+		case x == y:
+			return 0
+		case x == ComponentKubernetes:
+			return -1
+		case y == ComponentKubernetes:
+			return 1
+		}
+		return strings.Compare(x, y)
+	})
+	b.all = Merge(sets...)
+	return b
+})
 
 // LoadRules reads rules in pluto's versions.yaml format:
 //
@@ -274,16 +345,82 @@ func (s *RuleSet) Len() int { return len(s.rules) }
 func (s *RuleSet) Rules() []Rule { return slices.Clone(s.rules) }
 
 // Lookup returns the rule for apiVersion and kind: the rule for that exact
-// kind, else the apiVersion's rule with an empty Kind.
+// kind, else for a typed list (<Kind>List) the rule of <Kind>, else the
+// apiVersion's rule with an empty Kind.
 func (s *RuleSet) Lookup(apiVersion, kind string) (Rule, bool) {
-	kinds := s.index[apiVersion]
-	if i, ok := kinds[kind]; ok {
-		return s.rules[i], true
-	}
-	if i, ok := kinds[""]; ok {
+	if i, ok := s.lookup(apiVersion, kind); ok {
 		return s.rules[i], true
 	}
 	return Rule{}, false
+}
+
+func (s *RuleSet) lookup(apiVersion, kind string) (int, bool) {
+	kinds := s.index[apiVersion]
+	if i, ok := kinds[kind]; ok {
+		return i, true
+	}
+	if item, ok := strings.CutSuffix(kind, "List"); ok && item != "" {
+		if i, ok := kinds[item]; ok {
+			return i, true
+		}
+	}
+	i, ok := kinds[""]
+	return i, ok
+}
+
+// Components returns the components the rules are for, sorted.
+func (s *RuleSet) Components() []string {
+	var out []string
+	for _, r := range s.rules {
+		if !slices.Contains(out, r.Component) {
+			out = append(out, r.Component)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Select returns the rules of the given components only, with their
+// declared targets. A component no rule is for is an error wrapping
+// ErrUnknownComponent.
+func (s *RuleSet) Select(components ...string) (*RuleSet, error) {
+	have := s.Components()
+	for _, c := range components {
+		if !slices.Contains(have, c) {
+			return nil, fmt.Errorf("%w: %q (the rules are for %s)", ErrUnknownComponent, c, strings.Join(have, ", "))
+		}
+	}
+	out := &RuleSet{index: make(map[string]map[string]int), targets: make(map[string]Version)}
+	for _, r := range s.rules {
+		if slices.Contains(components, r.Component) {
+			out.add(r)
+		}
+	}
+	for c, v := range s.targets {
+		if slices.Contains(components, c) {
+			out.targets[c] = v
+		}
+	}
+	out.sort()
+	return out, nil
+}
+
+// Targets returns the declared target version of each component
+// (target-versions in the rules files).
+func (s *RuleSet) Targets() map[string]Version { return maps.Clone(s.targets) }
+
+// CheckTarget returns an error wrapping ErrUnknownTarget when target is a
+// Kubernetes minor release newer than the newest the rules were reviewed
+// against (their declared k8s target): the table cannot know what that
+// release deprecates or removes. Rules without a declared k8s target
+// accept any target.
+func (s *RuleSet) CheckTarget(target Version) error {
+	known, ok := s.targets[ComponentKubernetes]
+	if !ok || target.Major < known.Major || (target.Major == known.Major && target.Minor <= known.Minor) {
+		return nil
+	}
+	return fmt.Errorf("%w: Kubernetes %s is newer than the rules know (they were reviewed against %s)",
+		ErrUnknownTarget, target, Version{Major: known.Major, Minor: known.Minor})
 }
 
 // Newest returns the default target version of component: the version

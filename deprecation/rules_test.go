@@ -120,12 +120,20 @@ func TestDefaultRulesCoverReference(t *testing.T) {
 
 func TestDefaultRulesAreConsistent(t *testing.T) {
 	rules := DefaultRules()
-	assert.Equal(t, v("v1.34.0"), rules.Newest(ComponentKubernetes))
+	assert.Equal(t, v("v1.37.0"), rules.Newest(ComponentKubernetes))
+	assert.Equal(t, []string{"cert-manager", "istio", "k8s"}, rules.Components())
+	assert.Equal(t, []string{"k8s", "cert-manager", "istio"}, BuiltinComponents())
 	for _, r := range rules.Rules() {
 		assert.NoError(t, r.validate(), "%s %s", r.APIVersion, r.Kind)
-		assert.NotEmpty(t, r.Kind, "%s: built-in rules name their kind", r.APIVersion)
+		if r.Component == ComponentKubernetes {
+			assert.NotEmpty(t, r.Kind, "%s: Kubernetes rules name their kind", r.APIVersion)
+			assert.False(t, strings.HasSuffix(r.Kind, "List"), "%s %s: lists match their item's rule", r.APIVersion, r.Kind)
+		}
 		if r.ReplacementAPI != "" {
 			assert.NotEqual(t, r.APIVersion, r.ReplacementAPI)
+			// A replacement without the release it arrived in counts
+			// as unavailable (exit 4), as in pluto.
+			assert.False(t, r.ReplacementAvailableIn.IsZero(), "%s %s: replacement-available-in", r.APIVersion, r.Kind)
 			repl, replaced := rules.Lookup(r.ReplacementAPI, r.Kind)
 			// A replacement may itself be deprecated later, but not before
 			// the API it replaces is removed.
@@ -145,7 +153,8 @@ func TestLoadRules(t *testing.T) {
 	assert.Equal(t, 3, extra.Len())
 	assert.Equal(t, v("v1.5.0"), extra.Newest("cert-manager"))
 
-	def := DefaultRules()
+	def, err := BuiltinRules(ComponentKubernetes)
+	require.NoError(t, err)
 	merged := Merge(def, extra, nil)
 	assert.Equal(t, def.Len()+2, merged.Len(), "CronJob replaced, two rules added")
 	cron, ok := merged.Lookup("batch/v1beta1", "CronJob")
@@ -153,15 +162,15 @@ func TestLoadRules(t *testing.T) {
 	assert.Equal(t, v("v1.40.0"), cron.RemovedIn, "the later file wins")
 	cron, _ = def.Lookup("batch/v1beta1", "CronJob")
 	assert.Equal(t, v("v1.25.0"), cron.RemovedIn, "merging does not change its inputs")
-	assert.Equal(t, v("v1.34.0"), merged.Newest(ComponentKubernetes))
+	assert.Equal(t, v("v1.37.0"), merged.Newest(ComponentKubernetes))
 	assert.Equal(t, v("v1.5.0"), merged.Newest("cert-manager"))
 	assert.Equal(t, Version{}, merged.Newest("istio"))
 
 	// Merge keeps the newest declared target of a component.
 	older, err := LoadRules(strings.NewReader("deprecated-versions: [{version: a/v1, kind: K, removed-in: v1.2.0}]\ntarget-versions: {k8s: v1.25.0}\n"))
 	require.NoError(t, err)
-	assert.Equal(t, v("v1.34.0"), Merge(def, older).Newest(ComponentKubernetes))
-	assert.Equal(t, v("v1.34.0"), Merge(older, def).Newest(ComponentKubernetes))
+	assert.Equal(t, v("v1.37.0"), Merge(def, older).Newest(ComponentKubernetes))
+	assert.Equal(t, v("v1.37.0"), Merge(older, def).Newest(ComponentKubernetes))
 }
 
 func TestLoadRulesPlutoFile(t *testing.T) {
@@ -233,7 +242,8 @@ func TestRuleStateAt(t *testing.T) {
 		DeprecatedIn: v("1.29"), RemovedIn: v("1.32"), ReplacementAPI: "flowcontrol.apiserver.k8s.io/v1", ReplacementAvailableIn: v("1.29")}
 	// Alpha, removed without deprecation.
 	alpha := Rule{APIVersion: "networking.k8s.io/v1alpha1", Kind: "ClusterCIDR", RemovedIn: v("1.29")}
-	// Deprecated, no removal planned.
+	// Deprecated, no removal planned; the replacement's release unknown,
+	// so not known to be available (pluto's reading).
 	forever := Rule{APIVersion: "example.com/v1", Kind: "Widget", DeprecatedIn: v("1.20"), ReplacementAPI: "example.com/v2"}
 
 	tests := []struct {
@@ -255,9 +265,9 @@ func TestRuleStateAt(t *testing.T) {
 		{alpha, "v1.27.0", StateRemovalSoon, false, true, false},
 		{alpha, "v1.28.0", StateRemovalSoon, true, true, false},
 		{alpha, "v1.29.0", StateRemoved, false, false, false},
-		{forever, "v1.19.0", StateNone, false, false, true},
-		{forever, "v1.20.0", StateDeprecated, false, false, true},
-		{forever, "v1.99.0", StateDeprecated, false, false, true},
+		{forever, "v1.19.0", StateNone, false, false, false},
+		{forever, "v1.20.0", StateDeprecated, false, false, false},
+		{forever, "v1.99.0", StateDeprecated, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule.Kind+"@"+tt.target, func(t *testing.T) {
@@ -288,4 +298,69 @@ func TestRuleGroupVersion(t *testing.T) {
 	assert.Equal(t, []string{"apps", "v1beta1"}, []string{g, ver})
 	g, ver = Rule{APIVersion: "v1"}.GroupVersion()
 	assert.Equal(t, []string{"", "v1"}, []string{g, ver})
+}
+
+func TestBuiltinRulesByComponent(t *testing.T) {
+	k8s, err := BuiltinRules(ComponentKubernetes)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"k8s"}, k8s.Components())
+	cm, err := BuiltinRules("cert-manager", "istio")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cert-manager", "istio"}, cm.Components())
+	assert.Equal(t, v("v1.5.3"), cm.Newest("cert-manager"), "pluto's default target")
+	assert.Equal(t, v("v1.11.0"), cm.Newest("istio"))
+	assert.Equal(t, DefaultRules().Len(), k8s.Len()+cm.Len())
+	all, err := BuiltinRules()
+	require.NoError(t, err)
+	assert.Same(t, DefaultRules(), all)
+
+	_, err = BuiltinRules("k8s", "linkerd")
+	require.ErrorIs(t, err, ErrUnknownComponent)
+	assert.Contains(t, err.Error(), "k8s, cert-manager, istio")
+
+	sel, err := DefaultRules().Select("istio")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"istio"}, sel.Components())
+	assert.Equal(t, map[string]Version{"istio": v("v1.11.0")}, sel.Targets())
+	r, ok := sel.Lookup("rbac.istio.io/v1alpha1", "ServiceRole")
+	require.True(t, ok, "a whole-group rule")
+	assert.Equal(t, "istio", r.Component)
+	_, ok = sel.Lookup("batch/v1beta1", "CronJob")
+	assert.False(t, ok)
+	_, err = sel.Select("k8s")
+	require.ErrorIs(t, err, ErrUnknownComponent)
+}
+
+func TestRuleSetCheckTarget(t *testing.T) {
+	rules := DefaultRules()
+	for _, ok := range []string{"v1.37.0", "v1.37.9", "v1.16.0", "v1.0"} {
+		assert.NoError(t, rules.CheckTarget(v(ok)), ok)
+	}
+	for _, bad := range []string{"v1.38.0", "v1.50.2", "v2.0"} {
+		err := rules.CheckTarget(v(bad))
+		require.ErrorIs(t, err, ErrUnknownTarget, bad)
+		assert.Contains(t, err.Error(), "reviewed against v1.37.0")
+	}
+	// Rules without a declared Kubernetes target accept any.
+	cm, err := BuiltinRules("cert-manager")
+	require.NoError(t, err)
+	assert.NoError(t, cm.CheckTarget(v("v1.99")))
+}
+
+func TestLookupTypedList(t *testing.T) {
+	rules := DefaultRules()
+	// pluto has rows for typed lists; here a <Kind>List matches <Kind>.
+	for _, kind := range []string{"ClusterRoleBindingList", "CronJobList", "PodDisruptionBudgetList"} {
+		r, ok := rules.Lookup(map[string]string{
+			"ClusterRoleBindingList":  "rbac.authorization.k8s.io/v1beta1",
+			"CronJobList":             "batch/v1beta1",
+			"PodDisruptionBudgetList": "policy/v1beta1",
+		}[kind], kind)
+		require.True(t, ok, kind)
+		assert.Equal(t, strings.TrimSuffix(kind, "List"), r.Kind)
+	}
+	_, ok := rules.Lookup("v1", "List")
+	assert.False(t, ok, "List itself is no kind of a rule")
+	_, ok = rules.Lookup("batch/v1", "CronJobList")
+	assert.False(t, ok)
 }

@@ -21,6 +21,8 @@ type document struct {
 	// ambiguous is set when the pre-scan could not decide; the document
 	// must then be parsed fully.
 	ambiguous bool
+	// inline is set when the content starts on the "---" line.
+	inline bool
 }
 
 // scanner yields the documents of a stream. The zero value is not ready:
@@ -44,6 +46,9 @@ func (s *scanner) next() (doc document, ok bool) {
 		return document{}, false
 	}
 	doc.line = s.line
+	// Content on the "---" line ("--- a: b", "--- |") is a form the
+	// scanner does not read.
+	doc.inline = !indented && s.pos > 0 && s.data[s.pos-1] != '\n'
 	if s.data[s.pos] == '{' {
 		s.scanJSON(&doc)
 	} else {
@@ -54,6 +59,7 @@ func (s *scanner) next() (doc document, ok bool) {
 			doc.ambiguous = true
 			s.pos = bytes.LastIndexByte(s.data[:s.pos], '\n') + 1
 		}
+		doc.ambiguous = doc.ambiguous || doc.inline
 		s.scanBlock(&doc)
 	}
 	return doc, true
@@ -154,9 +160,16 @@ func (s *scanner) scanBlock(doc *document) {
 			continue
 		}
 		switch line[0] {
-		case ' ', '\t', '#', '-':
-			// Nested content, comment, or an item of a top-level key's
-			// sequence written at column 0.
+		case '#':
+			continue
+		case ' ', '\t', '-':
+			// Nested content, or an item of a top-level key's sequence
+			// written at column 0. A quoted scalar or flow collection it
+			// leaves open may go on over lines at column 0 that read as
+			// keys: the parser must judge.
+			if nestedOpen(line) {
+				doc.ambiguous = true
+			}
 			continue
 		case '&', '!', '?', '*', '|', '>', '{', '[', '@', '`':
 			// Anchor, tag, complex key, alias or block scalar on the root,
@@ -164,13 +177,18 @@ func (s *scanner) scanBlock(doc *document) {
 			doc.ambiguous = true
 			continue
 		}
-		key, val, ok := splitTopLevel(line)
+		key, val, ok, open := splitTopLevel(line)
 		if !ok {
 			continue
 		}
-		if key == nil {
+		if key == nil || open {
+			// A key the scanner cannot read, or a value that may go on
+			// over the next lines (a quoted scalar or flow collection left
+			// open, where "kind: x" at column 0 is text, not a key).
 			doc.ambiguous = true
-			continue
+			if key == nil {
+				continue
+			}
 		}
 		if setTopLevel(doc, key, val) {
 			pending = true
@@ -222,47 +240,58 @@ func isContinuation(line []byte) bool {
 // line that is not a key. key is nil for a quoted key the scanner cannot
 // read (escapes, or an unterminated quote). val is nil when the value is
 // empty, on the next line, or written in a form the scanner does not read
-// (anchors, tags, escapes, block scalars, flow collections).
-func splitTopLevel(line []byte) (key, val []byte, ok bool) {
+// (anchors, tags, escapes, block scalars, flow collections). open is set
+// when the value may continue on the next lines or is not one the scanner
+// understands: a quoted scalar or flow collection not closed on this line,
+// an anchor, tag or alias, or a character that cannot start a value.
+func splitTopLevel(line []byte) (key, val []byte, ok, open bool) {
 	var rest []byte
 	switch line[0] {
 	case '"', '\'':
 		k, r, closed := cutQuoted(line)
 		if !closed {
-			return nil, nil, true // a key the scanner cannot read
+			return nil, nil, true, true // a key the scanner cannot read
 		}
 		key, rest = k, bytes.TrimLeft(r, " \t")
 		if len(rest) == 0 || rest[0] != ':' {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		rest = rest[1:]
 	default:
 		i := indexColon(line)
 		if i < 0 {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		key, rest = bytes.TrimRight(line[:i], " \t"), line[i+1:]
 	}
 	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	rest = bytes.TrimLeft(rest, " \t")
 	if len(rest) == 0 || rest[0] == '#' {
-		return key, nil, true
+		return key, nil, true, false
 	}
 	switch rest[0] {
 	case '"', '\'':
 		v, r, closed := cutQuoted(rest)
 		if !closed {
-			return key, nil, true
+			// Escapes (read by the parser) or a scalar left open.
+			return key, nil, true, valueOpen(rest)
 		}
 		r = bytes.TrimLeft(r, " \t")
 		if len(r) > 0 && r[0] != '#' {
-			return key, nil, true
+			return key, nil, true, true
 		}
-		return key, v, true
-	case '&', '*', '!', '|', '>', '{', '[', '@', '`', '%', '?', '-', ',':
-		return key, nil, true
+		return key, v, true, false
+	case '|', '>':
+		// A block scalar's lines are indented: column-0 lines end it.
+		return key, nil, true, false
+	case '{', '[', '&', '*', '!', '@', '`', '%', ',', ']', '}':
+		return key, nil, true, valueOpen(rest)
+	case '?', '-':
+		if len(rest) == 1 || rest[1] == ' ' || rest[1] == '\t' {
+			return key, nil, true, true
+		}
 	}
 	// Plain scalar: up to a comment (" #") or the end of the line.
 	end := len(rest)
@@ -272,7 +301,59 @@ func splitTopLevel(line []byte) (key, val []byte, ok bool) {
 			break
 		}
 	}
-	return key, bytes.TrimRight(rest[:end], " \t"), true
+	return key, bytes.TrimRight(rest[:end], " \t"), true, false
+}
+
+// nestedOpen reports whether a nested line ("  key: value", "- item")
+// leaves a quoted scalar or flow collection open, or holds a value the
+// scanner does not read (an anchor, tag or alias before it).
+func nestedOpen(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t")
+	for len(t) > 0 && t[0] == '-' && (len(t) == 1 || t[1] == ' ' || t[1] == '\t') {
+		t = bytes.TrimLeft(t[1:], " \t")
+	}
+	if len(t) == 0 || t[0] == '#' {
+		return false
+	}
+	val := t
+	switch t[0] {
+	case '"', '\'':
+		end, closed := quoted(t, 0)
+		if !closed {
+			return true
+		}
+		rest := bytes.TrimLeft(t[end:], " \t")
+		if len(rest) == 0 || rest[0] != ':' {
+			return !trailing(rest)
+		}
+		val = rest[1:]
+	default:
+		if i := indexColon(t); i >= 0 {
+			val = t[i+1:]
+		} else {
+			return false // a plain scalar item
+		}
+	}
+	return valueOpen(bytes.TrimLeft(val, " \t"))
+}
+
+// valueOpen reports whether a value, on the line of its key, may go on
+// over the next lines or is in a form the scanner does not read.
+func valueOpen(val []byte) bool {
+	if len(val) == 0 || val[0] == '#' {
+		return false
+	}
+	switch val[0] {
+	case '"', '\'':
+		end, closed := quoted(val, 0)
+		return !closed || !trailing(val[end:])
+	case '{', '[':
+		end, closed := flowNode(val, 0, 0)
+		return !closed || !trailing(val[end:])
+	case '&', '*', '!', '@', '`', '%', ',', ']', '}':
+		return true
+	}
+	return false
 }
 
 // indexColon returns the index of the ':' that ends a plain key: the first

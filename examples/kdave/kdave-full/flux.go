@@ -5,47 +5,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/fleetkit/fleetkit/deprecation"
 	"github.com/fleetkit/fleetkit/deprecation/gitops"
+	"github.com/fleetkit/fleetkit/examples/kdave/internal/cli"
 )
 
-// sourcesFlag collects -sources name=path mappings.
-type sourcesFlag map[string]string
-
-func (s sourcesFlag) String() string { return fmt.Sprint(map[string]string(s)) }
-
-func (s sourcesFlag) Set(v string) error {
-	for _, kv := range strings.Split(v, ",") {
-		name, path, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || path == "" {
-			return fmt.Errorf("want name=path, got %q", kv)
-		}
-		s[name] = path
-	}
-	return nil
-}
-
-// checkFlux builds the Flux repository at path, prints every Kustomization
-// and HelmRelease with its status, images and findings, and returns the
-// checker's exit code (a failed node counts as an error).
-func checkFlux(ctx context.Context, c *deprecation.Checker, opts gitops.Options, format deprecation.Format, stdout io.Writer) (int, error) {
-	opts.Checker = c
-	res, err := gitops.Build(ctx, opts)
+// checkFlux builds the Flux repository at opts.Path, prints every
+// Kustomization and HelmRelease with its status, images and findings, and
+// returns the exit code (a failed node counts as an error).
+func checkFlux(ctx context.Context, c *deprecation.Checker, opts cli.FluxOptions) (int, error) {
+	res, err := gitops.Build(ctx, gitops.Options{
+		Path: opts.Path, Only: opts.Only, Sources: opts.Sources, ChartCache: opts.ChartCache,
+		IncludeCRDs: opts.IncludeCRDs, IncludeSecrets: opts.IncludeSecrets, APIVersions: opts.APIVersions,
+		Checker: c,
+	})
 	if err != nil {
 		return deprecation.ExitError, err
 	}
-	rep := &deprecation.Report{Target: c.Target()}
+	rep := &deprecation.Report{Target: c.Target(), Targets: c.Targets()}
 	for _, n := range res.Nodes {
 		rep.Add(deprecation.Result{Source: n.ID, Findings: n.Findings, Documents: n.Documents})
 		if n.Status == gitops.StatusFailed {
 			rep.AddError(n.ID, errors.New(n.Error))
 		}
 	}
-	switch format {
+	if opts.OnlyRemoved {
+		rep = rep.OnlyRemoved()
+	}
+	code := rep.ExitCodeWith(opts.Exit)
+	stdout := opts.Stdout
+	switch opts.Write.Format {
 	case deprecation.FormatTable:
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tKIND\tSTATUS\tOBJECTS\tFINDINGS\tIMAGES\tERROR")
@@ -60,12 +52,12 @@ func checkFlux(ctx context.Context, c *deprecation.Checker, opts gitops.Options,
 		if err := rep.WriteTable(stdout); err != nil {
 			return deprecation.ExitError, err
 		}
-	default:
+	case deprecation.FormatJSON:
 		out := struct {
 			Nodes  []*gitops.NodeResult `json:"nodes"`
 			Target string               `json:"target"`
 			Exit   int                  `json:"exitCode"`
-		}{res.Nodes, c.Target().String(), rep.ExitCode()}
+		}{res.Nodes, c.Target().String(), code}
 		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
 			return deprecation.ExitError, err
@@ -73,19 +65,12 @@ func checkFlux(ctx context.Context, c *deprecation.Checker, opts gitops.Options,
 		if _, err := stdout.Write(append(b, '\n')); err != nil {
 			return deprecation.ExitError, err
 		}
-	}
-	return rep.ExitCode(), nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
+	default:
+		if err := rep.WriteWith(stdout, opts.Write); err != nil {
+			return deprecation.ExitError, err
 		}
 	}
-	return out
+	return code, nil
 }
 
 func firstLine(s string) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/deprecation"
 	"github.com/fleetkit/fleetkit/deprecation/helm"
+	"github.com/fleetkit/fleetkit/examples/kdave/internal/cli"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
 )
 
@@ -40,41 +42,51 @@ flags:
 type serveConfig struct {
 	addr         string
 	kubeconfig   string
+	kubeContext  string
 	cache        deprecation.CacheOptions
 	scan         helm.Options
 	kdaveMetrics bool
 }
 
 // runServe implements `kdave serve`: it parses args, then serves until ctx
-// is done and shuts down gracefully.
-func runServe(ctx context.Context, args []string) error {
-	cfg, err := parseServeFlags(args, os.Stderr)
+// is done and shuts down gracefully. It returns the exit code.
+func runServe(ctx context.Context, args []string, stderr io.Writer) int {
+	cfg, err := parseServeFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return deprecation.ExitOK
 		}
-		return err
+		fmt.Fprintln(stderr, "kdave:", err)
+		return deprecation.ExitError
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.cache.Logger = log
-	restCfg, err := restConfig(cfg.kubeconfig)
+	err = func() error {
+		restCfg, err := restConfig(cfg.kubeconfig, cfg.kubeContext)
+		if err != nil {
+			return err
+		}
+		ln, err := httpserver.Listen(cfg.addr)
+		if err != nil {
+			return err
+		}
+		log.Info("kdave serve", "addr", ln.Addr().String(), "interval", cfg.cache.Interval, "page-size", cfg.scan.PageSize)
+		return serve(ctx, restCfg, cfg, ln)
+	}()
 	if err != nil {
-		return err
+		fmt.Fprintln(stderr, "kdave:", err)
+		return deprecation.ExitError
 	}
-	ln, err := httpserver.Listen(cfg.addr)
-	if err != nil {
-		return err
-	}
-	log.Info("kdave serve", "addr", ln.Addr().String(), "interval", cfg.cache.Interval, "page-size", cfg.scan.PageSize)
-	return serve(ctx, restCfg, cfg, ln)
+	return deprecation.ExitOK
 }
 
-func parseServeFlags(args []string, stderr *os.File) (serveConfig, error) {
+func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.addr, "addr", ":8000", "address to listen on")
 	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig `file` (default $KUBECONFIG, else ~/.kube/config, else the in-cluster config)")
+	fs.StringVar(&cfg.kubeContext, "kube-context", "", "the kubeconfig `context` (default the current one)")
 	fs.DurationVar(&cfg.cache.Interval, "interval", deprecation.DefaultCacheInterval, "age after which a scrape triggers a new scan")
 	fs.DurationVar(&cfg.cache.Tolerance, "tolerance", 0, "how much older than -interval the data may get before /health fails (default interval/2)")
 	fs.StringVar(&cfg.cache.DataFile, "data-file", "", "`file` where each scan is saved and loaded from at start when still fresh")
@@ -105,7 +117,7 @@ func parseServeFlags(args []string, stderr *os.File) (serveConfig, error) {
 	}
 	cfg.scan.Rules = deprecation.DefaultRules()
 	if *rulesFile != "" {
-		extra, err := loadRules(*rulesFile)
+		extra, err := cli.LoadRules(*rulesFile)
 		if err != nil {
 			return cfg, err
 		}
@@ -115,11 +127,12 @@ func parseServeFlags(args []string, stderr *os.File) (serveConfig, error) {
 }
 
 // restConfig loads the client configuration: the kubeconfig file named,
-// else $KUBECONFIG or ~/.kube/config, else the in-cluster configuration.
-func restConfig(kubeconfig string) (*rest.Config, error) {
+// else $KUBECONFIG or ~/.kube/config, else the in-cluster configuration;
+// kubeContext picks a context of the kubeconfig ("" the current one).
+func restConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
-	if kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+	if kubeconfig == "" && kubeContext == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
 		if _, err := os.Stat(clientcmd.RecommendedHomeFile); err != nil {
 			cfg, err := rest.InClusterConfig()
 			if err != nil {
@@ -129,7 +142,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 			return cfg, nil
 		}
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
@@ -187,29 +200,4 @@ func serve(ctx context.Context, restCfg *rest.Config, cfg serveConfig, ln net.Li
 	g.Go(func() error { return exp.cache.Run(gctx) })
 	g.Go(func() error { return httpserver.Run(gctx, httpserver.New(exp.handler), ln, 5*time.Second) })
 	return g.Wait()
-}
-
-// checkCluster scans the deployed Helm releases of the cluster that
-// kubeconfig reaches (resolved as serve's -kubeconfig) for `kdave check
-// --cluster`. A zero target means the cluster's version. The report has
-// one source per release; corrupt releases are errors in it.
-func checkCluster(ctx context.Context, kubeconfig string, rules *deprecation.RuleSet, target deprecation.Version, namespace string, progress func(int)) (*deprecation.Report, error) {
-	restCfg, err := restConfig(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	restCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return nil, err
-	}
-	scanner, err := helm.New(client, helm.Options{Rules: rules, Target: target, Namespace: namespace, Progress: progress})
-	if err != nil {
-		return nil, err
-	}
-	rep, err := deprecation.ScanReleases(ctx, scanner, nil)
-	if err != nil {
-		return nil, err
-	}
-	return rep.Report(), nil
 }
