@@ -46,6 +46,8 @@ type Config struct {
 		JWKSURL         string `yaml:"jwks_url"`
 		UsernameClaim   string `yaml:"username_claim"`
 		OrgClaim        string `yaml:"org_claim"`
+		Issuer          string `yaml:"issuer"`
+		Audience        string `yaml:"audience"`
 	} `yaml:"auth"`
 	LeaderElection bool `yaml:"leader_election"`
 
@@ -117,7 +119,8 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
 		}
 		opts.DenyList = d
 	}
-	jo := fleet.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim}
+	jo := fleet.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
+		Issuer: c.Auth.Issuer, Audience: c.Auth.Audience}
 	if c.Auth.HS256SecretFile != "" {
 		b, err := os.ReadFile(c.path(c.Auth.HS256SecretFile))
 		if err != nil {
