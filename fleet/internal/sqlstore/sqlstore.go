@@ -212,10 +212,13 @@ CREATE TABLE leases (
 	}
 }
 
+// migrate applies the migrations in one transaction that first takes the
+// migration lock (Dialect.LockMigrations; SQLite's BEGIN IMMEDIATE holds
+// the write lock anyway), so replicas starting at once on a fresh database
+// migrate one after the other: even the schema_migrations table is
+// created under the lock (two concurrent CREATE TABLE IF NOT EXISTS race
+// in PostgreSQL's catalogue).
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at `+s.d.TimeType+` NOT NULL)`); err != nil {
-		return fmt.Errorf("%s: create schema_migrations: %w", s.d.Name, err)
-	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: migrate: %w", s.d.Name, err)
@@ -225,6 +228,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, s.d.LockMigrations); err != nil {
 			return fmt.Errorf("%s: lock migrations: %w", s.d.Name, err)
 		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at `+s.d.TimeType+` NOT NULL)`); err != nil {
+		return fmt.Errorf("%s: create schema_migrations: %w", s.d.Name, err)
 	}
 	var current int
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
