@@ -68,6 +68,14 @@ type LeaseStore interface {
 	ReleaseLease(ctx context.Context, l Lease) error
 }
 
+// SharedStore is the optional interface of a Store that several replicas
+// share (fleet/postgres): a Service on it always runs its workers under
+// leader election, since two replicas running the same worker would each
+// start every instance.
+type SharedStore interface {
+	NeedsLeader() bool
+}
+
 // Lease is a held leader lease.
 type Lease struct {
 	Name      string
@@ -132,6 +140,8 @@ type Query struct {
 	Statuses []Status
 	// ClusterID restricts to one cluster.
 	ClusterID string
+	// Host restricts to the instances that record this host.
+	Host string
 	// Search is a parsed search expression (nil means none).
 	Search Expr
 	// OrderBy terms; ID ascending is always appended as a tie-breaker.

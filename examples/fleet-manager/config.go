@@ -49,7 +49,8 @@ type Config struct {
 		Issuer          string `yaml:"issuer"`
 		Audience        string `yaml:"audience"`
 	} `yaml:"auth"`
-	LeaderElection bool `yaml:"leader_election"`
+	LeaderElection bool          `yaml:"leader_election"`
+	LeaseTTL       time.Duration `yaml:"lease_ttl"`
 
 	dir string
 }
@@ -81,7 +82,7 @@ func (c *Config) path(p string) string {
 // Options turns the config into fleet.Options for kind k; the data plane
 // is left to the caller (see newDataPlane).
 func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
-	opts := fleet.Options{Kind: k, Units: c.Units, Trials: c.Trials, Interval: c.Interval, LeaderElection: c.LeaderElection}
+	opts := fleet.Options{Kind: k, Units: c.Units, Trials: c.Trials, Interval: c.Interval, LeaderElection: c.LeaderElection, LeaseTTL: c.LeaseTTL}
 	for _, p := range c.CloudProviders {
 		cp := fleet.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
 		for _, r := range p.Regions {

@@ -31,7 +31,14 @@ type Store struct {
 	*sqlstore.Store
 }
 
-var _ fleet.Store = (*Store)(nil)
+var (
+	_ fleet.Store       = (*Store)(nil)
+	_ fleet.SharedStore = (*Store)(nil)
+)
+
+// NeedsLeader implements fleet.SharedStore: replicas share a PostgreSQL
+// database, so a Service on it always elects a leader per worker.
+func (*Store) NeedsLeader() bool { return true }
 
 // Options tunes Open.
 type Options struct {

@@ -44,7 +44,7 @@ func TestMigrationsOnce(t *testing.T) {
 	st := openEmpty(t)
 	v, err := st.Version(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, 1, v)
+	require.Equal(t, 2, v)
 }
 
 func TestLifecycle(t *testing.T) {
@@ -99,7 +99,7 @@ func TestReplicasMigrateAtOnce(t *testing.T) {
 				if err == nil {
 					var v int
 					v, err = st.Version(context.Background())
-					if err == nil && v != 1 {
+					if err == nil && v != 2 {
 						err = fmt.Errorf("schema version %d", v)
 					}
 					_ = st.Close()

@@ -41,7 +41,7 @@ func TestMigrationsOnce(t *testing.T) {
 		require.NoError(t, err)
 		v, err := st.Version(context.Background())
 		require.NoError(t, err)
-		require.Equal(t, 1, v)
+		require.Equal(t, 2, v)
 		require.NoError(t, st.Close())
 	}
 }

@@ -165,7 +165,7 @@ func testCreateToReady(t *testing.T, newStore NewStore) {
 	require.NoError(t, err, "the row is kept")
 	assert.NotNil(t, inst.DeletedAt, "soft deleted")
 	assert.Equal(t, fleet.StatusDeleting, inst.Status)
-	assert.Empty(t, h.DP.Running(), "removed from the data plane")
+	assert.Empty(t, runningIDs(t, h.DP), "removed from the data plane")
 	_, err = http.Get("http://" + host + "/")
 	assert.Error(t, err, "the instance no longer answers")
 
@@ -670,7 +670,7 @@ func testFailover(t *testing.T, newStore NewStore, replicas int) {
 	for _, id := range ids {
 		clients[1].WaitStatus(t, alice, id, "ready", waitFor)
 	}
-	assert.Len(t, dp.Running(), n, "every instance runs on the data plane; none lost")
+	assert.Len(t, runningIDs(t, dp), n, "every instance runs on the data plane; none lost")
 }
 
 // testDataPlaneDrift loses a ready instance on the data plane (a restart
@@ -689,5 +689,17 @@ func testDataPlaneDrift(t *testing.T, newStore NewStore) {
 	resp, err := http.Get("http://" + host + "/")
 	require.NoError(t, err, "the re-applied instance answers")
 	_ = resp.Body.Close()
-	assert.Equal(t, []string{id}, h.DP.Running())
+	assert.Equal(t, []string{id}, runningIDs(t, h.DP))
+}
+
+// runningIDs returns the IDs of the instances dp runs.
+func runningIDs(t *testing.T, dp *fleet.InmemDataPlane) []string {
+	t.Helper()
+	insts, err := dp.Running(context.Background())
+	require.NoError(t, err)
+	ids := make([]string, 0, len(insts))
+	for _, i := range insts {
+		ids = append(ids, i.ID)
+	}
+	return ids
 }

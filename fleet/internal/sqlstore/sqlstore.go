@@ -209,6 +209,9 @@ CREATE TABLE leases (
 	token BIGINT NOT NULL,
 	expires_at {ts} NOT NULL
 );`),
+		// Version 2: the ready and provisioning workers look up who else
+		// records a new host (a host is not reused while a row records it).
+		`CREATE INDEX instances_live_host ON instances (host) WHERE deleted_at IS NULL`,
 	}
 }
 
@@ -463,6 +466,9 @@ func (s *Store) where(q fleet.Query) (string, []any, error) {
 	}
 	if q.ClusterID != "" {
 		conds, args = append(conds, "cluster_id = ?"), append(args, q.ClusterID)
+	}
+	if q.Host != "" {
+		conds, args = append(conds, "host = ?"), append(args, q.Host)
 	}
 	if q.Search != nil {
 		sqlText, sargs, err := s.render(q.Search)
