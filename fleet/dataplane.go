@@ -70,9 +70,9 @@ type InmemDataPlane struct {
 type inmemInstance struct {
 	cluster string
 	since   time.Time
-	host  string
-	srv   *http.Server
-	done  chan struct{}
+	host    string
+	srv     *http.Server
+	done    chan struct{}
 }
 
 var _ DataPlane = (*InmemDataPlane)(nil)
