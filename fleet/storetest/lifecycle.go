@@ -45,6 +45,10 @@ func RunLifecycle(t *testing.T, newStore NewStore) {
 		{"Failover2Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 2) }},
 		{"Failover3Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 3) }},
 		{"DataPlaneDrift", testDataPlaneDrift},
+		{"CreateThenDelete", testCreateThenDelete},
+		{"Sweep", testSweep},
+		{"ReadyReportsLoss", testReadyReportsLoss},
+		{"HostNotReused", testHostNotReused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
