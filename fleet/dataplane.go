@@ -39,9 +39,13 @@ type DataPlaneStatus struct {
 // Sweeper is the optional interface of a DataPlane that can list what it
 // runs, so that a sweep removes what no live instance owns: machines of
 // deleted instances that a late pass started, or that a previous manager
-// left behind. Running may block on I/O.
+// left behind. Running returns one Instance per machine: its ID,
+// ClusterID, Host and, as CreatedAt, when the machine started. It may
+// block on I/O. Sweep removes the one machine Running reported as inst
+// (its ID and Host), not the instance's other machines.
 type Sweeper interface {
 	Running(ctx context.Context) ([]Instance, error)
+	Sweep(ctx context.Context, inst Instance) error
 }
 
 // InmemDataPlaneOptions tunes an InmemDataPlane.
@@ -141,9 +145,20 @@ func (d *InmemDataPlane) Running(context.Context) ([]Instance, error) {
 	defer d.mu.Unlock()
 	out := make([]Instance, 0, len(d.running))
 	for id, ri := range d.running {
-		out = append(out, Instance{ID: id, ClusterID: ri.cluster, Host: ri.host})
+		out = append(out, Instance{ID: id, ClusterID: ri.cluster, Host: ri.host, CreatedAt: ri.since})
 	}
 	return out, nil
+}
+
+// Sweep implements Sweeper.
+func (d *InmemDataPlane) Sweep(ctx context.Context, inst Instance) error {
+	d.mu.Lock()
+	ri, ok := d.running[inst.ID]
+	d.mu.Unlock()
+	if !ok || ri.host != inst.Host {
+		return nil
+	}
+	return d.Remove(ctx, inst)
 }
 
 // Close stops every instance's server. Idempotent.

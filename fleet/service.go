@@ -241,8 +241,9 @@ func New(st Store, opts Options) (*Service, error) {
 		{Name: "clusters", Interval: opts.Interval, Run: cw.pass},
 	}
 	if sw, ok := opts.DataPlane.(Sweeper); ok {
-		sweep := &sweeper{st: s.st, dp: opts.DataPlane, running: sw, kind: kind.Name, log: log}
-		jobs = append(jobs, Job{Name: "sweep", Interval: opts.SweepInterval, Run: sweep.pass})
+		sweep := &sweeper{st: s.st, running: sw, kind: kind.Name, log: log}
+		sweep.grace = opts.SweepInterval
+		jobs = append(jobs, Job{Name: "sweep", Interval: opts.SweepInterval, Everywhere: true, Run: sweep.pass})
 	}
 	ropts := RuntimeOptions{Kind: kind.Name, Notifier: n, Holder: opts.Holder, LeaseTTL: opts.LeaseTTL, Logger: log, metrics: m}
 	if shared, ok := st.(SharedStore); ok && shared.NeedsLeader() {

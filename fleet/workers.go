@@ -402,15 +402,20 @@ func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
 }
 
 // sweeper removes from the data plane what no live instance owns: machines
-// of instances deleted while a late pass started them, or left behind by
-// another manager. A row, once soft deleted, never comes back, and an
-// instance runs only after its row exists, so listing the data plane first
-// and the rows second never removes a machine a live row owns.
+// of instances deleted while a late pass started them, left behind by
+// another manager, or started by this replica while it led and since
+// replaced by the new leader's (a ready row records another host). It runs
+// on every replica, each sweeping what its own data plane sees. A row,
+// once soft deleted, never comes back, and an instance runs only after its
+// row exists, so listing the data plane first and the rows second never
+// removes a machine a live row owns; a machine at another host than its
+// ready row records is left alone for a grace period, the time for the
+// leader to record the host of a machine it just started.
 type sweeper struct {
 	st      Store
-	dp      DataPlane
 	running Sweeper
 	kind    string
+	grace   time.Duration
 	log     *slog.Logger
 }
 
@@ -435,11 +440,14 @@ func (w *sweeper) pass(ctx context.Context, _ Fence) error {
 	var errs []error
 	for _, r := range running {
 		inst, ok := live[r.ID]
-		if ok && inst.Status != StatusFailed && inst.Status != StatusAccepted && inst.Status != StatusPreparing {
+		switch {
+		case !ok || inst.Status == StatusFailed || inst.Status == StatusAccepted || inst.Status == StatusPreparing:
+		case inst.Status == StatusReady && inst.Host != "" && r.Host != inst.Host && !r.CreatedAt.IsZero() && time.Since(r.CreatedAt) > w.grace:
+		default:
 			continue
 		}
 		w.log.Info("fleet: sweeping a machine no live instance owns", "id", r.ID, "cluster", r.ClusterID, "host", r.Host)
-		if err := w.dp.Remove(ctx, r); err != nil {
+		if err := w.running.Sweep(ctx, r); err != nil {
 			errs = append(errs, fmt.Errorf("data plane: sweep %s: %w", r.ID, err))
 		}
 	}

@@ -92,6 +92,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		kind   = fs.String("kind", "dinosaur", "resource kind: dinosaur or kafka")
 		dbURL  = fs.String("database-url", "", "postgres://... for PostgreSQL, else a SQLite file path (default: $"+envDatabaseURL+", else <cache>/fleet-manager/<kind>.db).\nA URL with a password shows in ps: give it in $"+envDatabaseURL+" or -database-url-file instead")
 		dbFile = fs.String("database-url-file", "", "read -database-url from this file (its first line), so that no password is on the command line")
+		holder = fs.String("replica", "", "this replica's name in the leader leases (default: a random ID); leader election is always on with PostgreSQL")
 		config = fs.String("config", "", "YAML config: cloud providers, clusters, quota and deny lists, auth (example: examples/fleet-manager/testdata/fleet.yaml)")
 		dpOpts dataPlaneOptions
 	)
@@ -135,6 +136,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer closeDataPlane() // after the workers have stopped: see below
 	opts.DataPlane, opts.Registerer, opts.Logger = dp, reg, log
+	if *holder != "" {
+		opts.Holder = *holder
+	}
 	svc, err := fleet.New(st, opts)
 	if err != nil {
 		return err

@@ -199,6 +199,29 @@ func cmpBool(a, b bool) int {
 
 var _ fleet.Sweeper = (*DataPlane)(nil)
 
+// Sweep implements fleet.Sweeper: it removes the machines of inst.ID at
+// inst.Host only.
+func (d *DataPlane) Sweep(ctx context.Context, inst fleet.Instance) error {
+	p, ok := d.opts.Providers[inst.ClusterID]
+	if !ok {
+		return nil
+	}
+	defer d.lock(inst.ID)()
+	ms, err := machinesOf(ctx, p, inst.ID)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Address != inst.Host {
+			continue
+		}
+		if err := p.Remove(ctx, m.ID); err != nil && !errors.Is(err, machines.ErrNotFound) {
+			return fmt.Errorf("remove machine %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
 // Running implements fleet.Sweeper: one Instance (ID, ClusterID, Host)
 // per machine that carries the instance label, on every provider.
 func (d *DataPlane) Running(ctx context.Context) ([]fleet.Instance, error) {
@@ -210,7 +233,7 @@ func (d *DataPlane) Running(ctx context.Context) ([]fleet.Instance, error) {
 		}
 		for _, m := range all {
 			if id := m.Labels[LabelInstance]; id != "" {
-				out = append(out, fleet.Instance{ID: id, ClusterID: cluster, Host: m.Address})
+				out = append(out, fleet.Instance{ID: id, ClusterID: cluster, Host: m.Address, CreatedAt: m.CreatedAt})
 			}
 		}
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
-	"github.com/fleetkit/fleetkit/fleet/internal/pgtest"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
+	"github.com/fleetkit/fleetkit/internal/pgtest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 

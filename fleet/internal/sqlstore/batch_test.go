@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
-	"github.com/fleetkit/fleetkit/fleet/internal/pgtest"
 	"github.com/fleetkit/fleetkit/fleet/internal/sqlstore"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
+	"github.com/fleetkit/fleetkit/internal/pgtest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fleetkit/fleetkit/internal/childproc"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
@@ -87,9 +87,8 @@ type Server struct {
 }
 
 type serverProc struct {
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	release chan struct{} // lets the locked thread end once the server is gone
+	cmd  *exec.Cmd
+	proc *childproc.Proc
 }
 
 // binDir finds the server binaries scripts/start-postgres.sh installs.
@@ -173,27 +172,13 @@ func (s *Server) Start(t testing.TB) {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// Killed with the test binary, from a thread that lives as long as
-	// the server (see machines/process's ParentDeathSignal).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGKILL}
-	p := &serverProc{cmd: cmd, exited: make(chan struct{}), release: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked
-		err := cmd.Start()
-		started <- err
-		if err != nil {
-			return
-		}
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-		<-p.release
-	}()
-	if err := <-started; err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	cp, err := childproc.Start(cmd, func() { logf.Close() }) // killed with the test binary
+	if err != nil {
 		logf.Close()
 		t.Fatalf("pgtest: start postgres: %v", err)
 	}
+	p := &serverProc{cmd: cmd, proc: cp}
 	s.proc = p
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -204,7 +189,7 @@ func (s *Server) Start(t testing.TB) {
 			return
 		}
 		select {
-		case <-p.exited:
+		case <-cp.Exited():
 			log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
 			t.Fatalf("pgtest: postgres exited: %s", log)
 		case <-ctx.Done():
@@ -227,13 +212,13 @@ func (s *Server) Stop(t testing.TB) {
 	s.proc = nil
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-p.exited:
+	case <-p.proc.Exited():
 	case <-time.After(60 * time.Second):
 		_ = p.cmd.Process.Kill()
-		<-p.exited
+		<-p.proc.Exited()
 		t.Error("pgtest: postgres did not stop within 60s; killed")
 	}
-	close(p.release)
+	p.proc.Release()
 }
 
 // Restart stops and starts the server: what pg_ctl restart -m fast does.

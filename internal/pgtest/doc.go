@@ -1,4 +1,4 @@
-// Package pgtest gives the fleet's integration tests PostgreSQL databases:
+// Package pgtest gives integration tests (the fleet's) PostgreSQL databases:
 // a fresh database of their own on the shared test server
 // (scripts/start-postgres.sh, $FLEETKIT_TEST_POSTGRES_URL), so that test
 // packages running at once never share tables, and a private server
