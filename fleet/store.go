@@ -40,7 +40,8 @@ type InstanceStore interface {
 	// the fencing token when u.Fence is set) and returns the row after the
 	// write. A lost swap is a *ConflictError, an illegal transition a
 	// *TransitionError, a stale token ErrStaleFence, a missing or soft
-	// deleted row ErrNotFound.
+	// deleted row ErrNotFound, a non-empty host that another live row
+	// records ErrHostTaken.
 	UpdateInstance(ctx context.Context, u Update) (Instance, error)
 }
 
@@ -140,8 +141,6 @@ type Query struct {
 	Statuses []Status
 	// ClusterID restricts to one cluster.
 	ClusterID string
-	// Host restricts to the instances that record this host.
-	Host string
 	// Search is a parsed search expression (nil means none).
 	Search Expr
 	// OrderBy terms; ID ascending is always appended as a tie-breaker.

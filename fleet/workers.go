@@ -181,10 +181,10 @@ func (r *provisioningReconciler) Reconcile(ctx context.Context, req Request) (Re
 	case !s.Ready:
 		return Result{RequeueAfter: r.poll}, settleStarted(ctx, r.st, r.dp, inst, s)
 	}
-	if taken, err := hostTaken(ctx, r.st, r.dp, inst, s.Host); err != nil || taken {
+	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusProvisioning, To: StatusReady, Host: &s.Host, Fence: req.Fence})
+	if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
 		return Result{RequeueAfter: r.poll}, err
 	}
-	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusProvisioning, To: StatusReady, Host: &s.Host, Fence: req.Fence})
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 		// Moved on while it was started (deleted, say): converge the
 		// data plane to where the row is now.
@@ -225,28 +225,18 @@ func settleStarted(ctx context.Context, st Store, dp DataPlane, inst Instance, s
 	return settle(ctx, st, dp, inst)
 }
 
-// hostTaken reports whether another live instance records host, the new
-// host the data plane gave inst: a dead instance's address reused by
-// another while a row still records it would let that row's clients reach
-// another tenant's instance. Then inst's machine is removed, to be started
-// again on another address by the next pass.
-func hostTaken(ctx context.Context, st Store, dp DataPlane, inst Instance, host string) (bool, error) {
-	if host == "" || host == inst.Host {
+// hostTaken handles an update refused because another live instance
+// still records the host the data plane gave inst (a dead instance's
+// address, reused): inst's machine is removed, to be started again on
+// another address by the next pass. It reports whether err was that.
+func hostTaken(ctx context.Context, dp DataPlane, inst Instance, err error) (bool, error) {
+	if !errors.Is(err, ErrHostTaken) {
 		return false, nil
 	}
-	others, _, err := st.ListInstances(ctx, Query{Host: host, Size: 2})
-	if err != nil {
-		return false, err
+	if rerr := dp.Remove(ctx, inst); rerr != nil {
+		return true, fmt.Errorf("data plane: remove %s: %w (%w)", inst.ID, rerr, err)
 	}
-	for _, o := range others {
-		if o.ID != inst.ID {
-			if err := dp.Remove(ctx, inst); err != nil {
-				return true, fmt.Errorf("data plane: remove %s from host %s, still recorded by %s: %w", inst.ID, host, o.ID, err)
-			}
-			return true, nil
-		}
-	}
-	return false, nil
+	return true, nil
 }
 
 // apply applies inst on dp; a failure the data plane reports is terminal.
@@ -304,11 +294,11 @@ func (r *readyReconciler) Reconcile(ctx context.Context, req Request) (Result, e
 		return Result{RequeueAfter: r.poll}, nil
 	}
 	if s.Host != inst.Host || inst.FailedReason != "" {
-		if taken, err := hostTaken(ctx, r.st, r.dp, inst, s.Host); err != nil || taken {
-			return Result{RequeueAfter: r.poll}, err
-		}
 		cleared := ""
 		_, err := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusReady, Host: &s.Host, FailedReason: &cleared, Fence: req.Fence})
+		if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
+			return Result{RequeueAfter: r.poll}, err
+		}
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 			return Result{}, settle(ctx, r.st, r.dp, inst)
 		}

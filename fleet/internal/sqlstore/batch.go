@@ -243,7 +243,7 @@ func (s *Store) updateOne(ctx context.Context, q conn, op *updateOp) bool {
 	}
 	op.err = s.updateErr(ctx, q, op.u, err)
 	return errors.Is(op.err, fleet.ErrConflict) || errors.Is(op.err, fleet.ErrNotFound) ||
-		errors.Is(op.err, fleet.ErrStaleFence) || errors.Is(op.err, fleet.ErrNameTaken)
+		errors.Is(op.err, fleet.ErrStaleFence) || errors.Is(op.err, fleet.ErrNameTaken) || errors.Is(op.err, fleet.ErrHostTaken)
 }
 
 // updateOneRetry writes op on q and, when that failed on a reserved

@@ -248,7 +248,7 @@ func TestGroupCommitReplacesDeadConnections(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, inst := range insts[:100] {
 		wg.Go(func() {
-			host := "h1"
+			host := "h1-" + inst.ID
 			_, err := st.UpdateInstance(t.Context(), fleet.Update{ID: inst.ID, From: fleet.StatusReady, Host: &host})
 			assert.NoError(t, err)
 		})
@@ -265,7 +265,7 @@ func TestGroupCommitReplacesDeadConnections(t *testing.T) {
 
 	failures := 0
 	for i, inst := range insts[100:] {
-		host := "h2"
+		host := "h2-" + inst.ID
 		_, err := st.UpdateInstance(t.Context(), fleet.Update{ID: inst.ID, From: fleet.StatusReady, Host: &host})
 		if err != nil {
 			failures++
@@ -277,6 +277,6 @@ func TestGroupCommitReplacesDeadConnections(t *testing.T) {
 	for _, inst := range insts[150:] {
 		got, err := st.GetInstance(t.Context(), inst.ID)
 		require.NoError(t, err)
-		assert.Equal(t, "h2", got.Host)
+		assert.Equal(t, "h2-"+inst.ID, got.Host)
 	}
 }

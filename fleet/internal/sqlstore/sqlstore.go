@@ -209,9 +209,13 @@ CREATE TABLE leases (
 	token BIGINT NOT NULL,
 	expires_at {ts} NOT NULL
 );`),
-		// Version 2: the ready and provisioning workers look up who else
-		// records a new host (a host is not reused while a row records it).
-		`CREATE INDEX instances_live_host ON instances (host) WHERE deleted_at IS NULL`,
+		// Version 2: a host is recorded by one live instance at most, so a
+		// stale host never reaches another tenant's instance. Rows that
+		// share one today (the old code allowed it) keep it on the oldest;
+		// the others' ready worker records a new host.
+		`UPDATE instances SET host = '' WHERE deleted_at IS NULL AND host <> '' AND EXISTS (
+	SELECT 1 FROM instances o WHERE o.deleted_at IS NULL AND o.host = instances.host AND o.id < instances.id);
+CREATE UNIQUE INDEX instances_live_host ON instances (host) WHERE deleted_at IS NULL AND host <> ''`,
 	}
 }
 
@@ -467,9 +471,7 @@ func (s *Store) where(q fleet.Query) (string, []any, error) {
 	if q.ClusterID != "" {
 		conds, args = append(conds, "cluster_id = ?"), append(args, q.ClusterID)
 	}
-	if q.Host != "" {
-		conds, args = append(conds, "host = ?"), append(args, q.Host)
-	}
+
 	if q.Search != nil {
 		sqlText, sargs, err := s.render(q.Search)
 		if err != nil {
@@ -621,6 +623,9 @@ func updateSQL(u fleet.Update, t time.Time) (string, []any) {
 // is explained by reading the row through q.
 func (s *Store) updateErr(ctx context.Context, q conn, u fleet.Update, err error) error {
 	if !errors.Is(err, sql.ErrNoRows) {
+		if s.d.IsUnique(err) && u.Host != nil {
+			return fmt.Errorf("%w: %s for %s", fleet.ErrHostTaken, *u.Host, u.ID)
+		}
 		if s.d.IsUnique(err) {
 			return fmt.Errorf("%w: %s", fleet.ErrNameTaken, u.ID)
 		}
