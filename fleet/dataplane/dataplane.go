@@ -1,22 +1,3 @@
-// Package dataplane is the fleet.DataPlane that runs every instance as a
-// machine: each cluster maps to a machines.Provider (machines/process,
-// machines/docker, machines/machinestest), and a ready instance is a
-// running machine whose address is the instance's host.
-//
-// Apply is level-based: it finds the instance's machine by label, removes
-// an exited one and creates a new one when none runs, so a data plane
-// restarted or a machine that died converges on the next pass. Remove
-// removes every machine of the instance.
-//
-//	dp, err := dataplane.New(dataplane.Options{
-//		Providers: map[string]machines.Provider{"local": process.New(...)},
-//		Spec: func(i fleet.Instance) machines.Spec {
-//			return machines.Spec{Language: i.Kind, Version: "1.0", Command: "my-service"}
-//		},
-//	})
-//
-// A DataPlane is safe for concurrent use; its methods block on the
-// providers' I/O.
 package dataplane
 
 import (
