@@ -72,7 +72,8 @@ type Harness struct {
 	Store   fleet.Store
 }
 
-// NewHarness starts a Service on st with fast test intervals, the
+// NewHarness starts a Service on st with fast test intervals (and a 3 s
+// lease TTL where leader election is on), the
 // in-memory data plane (its instances answer HTTP) and one local cluster;
 // mutate adjusts the options. Everything stops at the end of the test.
 func NewHarness(t *testing.T, st fleet.Store, mutate func(*fleet.Options)) *Harness {
@@ -84,6 +85,10 @@ func NewHarness(t *testing.T, st fleet.Store, mutate func(*fleet.Options)) *Harn
 	opts := fleet.Options{
 		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 		Interval: 250 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
+		// A shared store (PostgreSQL) always elects leaders: with the
+		// default 15 s TTL one lease renewal missed under load would stall
+		// a worker for longer than the tests wait.
+		LeaseTTL: 3 * time.Second,
 	}
 	if mutate != nil {
 		mutate(&opts)
