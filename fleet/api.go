@@ -180,11 +180,21 @@ func (s *Service) routes() http.Handler {
 			if method == http.MethodHead {
 				method = http.MethodGet
 			}
-			defer func() {
-				s.m.apiRequests.WithLabelValues(pattern, r.Method, strconv.Itoa(sw.status)).Inc()
-				s.m.apiDuration.WithLabelValues(pattern, r.Method).Observe(time.Since(start).Seconds())
-			}()
 			rt, ok := methods[method]
+			// The method label comes from a closed set: the route's own
+			// methods, everything else one value. A client-chosen method
+			// (any token is valid HTTP) must not add series.
+			label := r.Method
+			if !ok {
+				label = "other"
+			}
+			defer func() {
+				if sw.status == 0 {
+					sw.status = http.StatusInternalServerError // it panicked: recoverPanics answers 500
+				}
+				s.m.apiRequests.WithLabelValues(pattern, label, strconv.Itoa(sw.status)).Inc()
+				s.m.apiDuration.WithLabelValues(pattern, label).Observe(time.Since(start).Seconds())
+			}()
 			if !ok {
 				allow := make([]string, 0, len(methods))
 				for m := range methods {
@@ -213,7 +223,16 @@ func (s *Service) routes() http.Handler {
 		w.Header().Set("X-Operation-Id", NewID())
 		s.writeError(w, r, apiErr(7, "Unable to find the resource at %s", r.URL.Path))
 	})
-	return mux
+	return s.recoverPanics(mux)
+}
+
+// recoverPanics answers a request whose handler (or the Authenticator,
+// Quota or Store it calls) panicked with the original's code 9 body and a
+// 500, and logs the panic, instead of dropping the client's connection.
+func (s *Service) recoverPanics(h http.Handler) http.Handler {
+	return httpjson.RecoverWith(h, s.log, func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, &apiError{code: 9})
+	})
 }
 
 // instanceJSON renders an instance in the original's shape.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -50,11 +51,19 @@ type JWTOptions struct {
 	// JWKSURL, when set, verifies RS256 tokens with the key named by their
 	// kid in the JSON Web Key Set at that URL, fetched on first use, again
 	// every JWKSRefresh (0: one hour) and when a token names an unknown kid
-	// (at most every ten seconds). HTTPClient fetches it (nil:
-	// http.DefaultClient).
+	// (at most every ten seconds). Fetches run in the background, each
+	// bounded by JWKSTimeout (0: DefaultJWKSTimeout), and the last good set
+	// keeps serving while one runs or after one failed. HTTPClient fetches
+	// it (nil: http.DefaultClient).
 	JWKSURL     string
 	JWKSRefresh time.Duration
+	JWKSTimeout time.Duration
 	HTTPClient  *http.Client
+	// Issuer and Audience, when set, are required of every token: its iss
+	// claim equal to Issuer, its aud claim (a string or a list) containing
+	// Audience.
+	Issuer   string
+	Audience string
 	// UsernameClaim and OrgClaim name the claims; "" means "username" (then
 	// "preferred_username", then "sub") and "org_id".
 	UsernameClaim string
@@ -88,12 +97,15 @@ func NewJWTAuthenticator(opts JWTOptions) (*JWTAuthenticator, error) {
 		a.rsa = append(a.rsa, k)
 	}
 	if opts.JWKSURL != "" {
-		a.jwks = &jwks{url: opts.JWKSURL, client: opts.HTTPClient, refresh: opts.JWKSRefresh}
+		a.jwks = &jwks{url: opts.JWKSURL, client: opts.HTTPClient, refresh: opts.JWKSRefresh, timeout: opts.JWKSTimeout}
 		if a.jwks.client == nil {
 			a.jwks.client = http.DefaultClient
 		}
 		if a.jwks.refresh <= 0 {
 			a.jwks.refresh = time.Hour
+		}
+		if a.jwks.timeout <= 0 {
+			a.jwks.timeout = DefaultJWKSTimeout
 		}
 	}
 	if len(opts.HS256Secret) == 0 && len(a.rsa) == 0 && a.jwks == nil {
@@ -124,8 +136,14 @@ func (a *JWTAuthenticator) Authenticate(r *http.Request) (Principal, error) {
 		methods = append(methods, "RS256")
 	}
 	claims := jwt.MapClaims{}
-	_, err := jwt.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) { return a.key(r.Context(), t) },
-		jwt.WithValidMethods(methods), jwt.WithLeeway(a.opts.Leeway), jwt.WithExpirationRequired())
+	popts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithLeeway(a.opts.Leeway), jwt.WithExpirationRequired()}
+	if a.opts.Issuer != "" {
+		popts = append(popts, jwt.WithIssuer(a.opts.Issuer))
+	}
+	if a.opts.Audience != "" {
+		popts = append(popts, jwt.WithAudience(a.opts.Audience))
+	}
+	_, err := jwt.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) { return a.key(r.Context(), t) }, popts...)
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
@@ -166,48 +184,105 @@ func (a *JWTAuthenticator) key(ctx context.Context, t *jwt.Token) (any, error) {
 }
 
 // jwks is a JSON Web Key Set fetched from a URL: its RSA keys by kid.
+// Requests read the last good set without a lock; a fetch runs in a
+// goroutine of its own under its own timeout (never a caller's context),
+// one at a time. A known kid never waits for a fetch, even when the set
+// is due for a refresh; only a kid the set lacks (or the very first
+// request) waits, and only as long as its own context allows.
 type jwks struct {
 	url     string
 	client  *http.Client
 	refresh time.Duration
+	timeout time.Duration
+
+	set atomic.Pointer[keySet] // the last good set; nil before the first
 
 	mu        sync.Mutex
-	keys      map[string]*rsa.PublicKey // guarded by mu
-	fetched   time.Time                 // guarded by mu: last good fetch
-	attempted time.Time                 // guarded by mu: last fetch tried
+	fetching  chan struct{} // guarded by mu: closed when the fetch in flight ends; nil when none
+	attempted time.Time     // guarded by mu: when the last fetch started
+	lastErr   error         // guarded by mu: the last fetch's error
+}
+
+// keySet is one fetched key set.
+type keySet struct {
+	keys    map[string]*rsa.PublicKey
+	fetched time.Time
 }
 
 // minRefetch bounds how often an unknown kid makes the set be fetched.
 const minRefetch = 10 * time.Second
 
+// DefaultJWKSTimeout bounds one fetch of a JWKS.
+const DefaultJWKSTimeout = 10 * time.Second
+
 func (j *jwks) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	k, known := j.keys[kid]
-	stale := time.Since(j.fetched) > j.refresh
-	if known && !stale {
-		return k, nil
-	}
-	if time.Since(j.attempted) >= minRefetch {
-		// Fetching under the lock: concurrent requests wait for one fetch.
-		j.attempted = time.Now()
-		keys, err := j.fetch(ctx)
-		if err == nil {
-			j.keys, j.fetched = keys, time.Now()
-			k, known = keys[kid]
-		} else if !known {
-			return nil, err
+	if set := j.set.Load(); set != nil {
+		if k, ok := set.keys[kid]; ok {
+			if time.Since(set.fetched) > j.refresh {
+				j.start() // refresh in the background; this key serves meanwhile
+			}
+			return k, nil
 		}
 	}
-	if !known {
-		return nil, fmt.Errorf("unknown key id %q", kid)
+	done := j.start()
+	if done == nil {
+		return nil, j.unknown(kid)
 	}
-	return k, nil // possibly from the last good set when a refresh failed
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the JWKS: %w", ctx.Err())
+	}
+	if set := j.set.Load(); set != nil {
+		if k, ok := set.keys[kid]; ok {
+			return k, nil
+		}
+	}
+	return nil, j.unknown(kid)
+}
+
+// unknown is the error for a kid the last good set lacks.
+func (j *jwks) unknown(kid string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.lastErr != nil && j.set.Load() == nil {
+		return j.lastErr
+	}
+	return fmt.Errorf("unknown key id %q", kid)
+}
+
+// start begins a fetch unless one is in flight or the last one started
+// less than minRefetch ago, and returns the channel closed when the fetch
+// in flight ends (nil when none runs). The fetch's goroutine ends within
+// the fetch timeout.
+func (j *jwks) start() <-chan struct{} {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.fetching != nil {
+		return j.fetching
+	}
+	if !j.attempted.IsZero() && time.Since(j.attempted) < minRefetch {
+		return nil
+	}
+	j.attempted = time.Now()
+	done := make(chan struct{})
+	j.fetching = done
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+		keys, err := j.fetch(ctx)
+		cancel()
+		if err == nil {
+			j.set.Store(&keySet{keys: keys, fetched: time.Now()})
+		}
+		j.mu.Lock()
+		j.fetching, j.lastErr = nil, err
+		j.mu.Unlock()
+		close(done)
+	}()
+	return done
 }
 
 func (j *jwks) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.url, nil)
 	if err != nil {
 		return nil, err

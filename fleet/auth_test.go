@@ -1,19 +1,23 @@
 package fleet_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -141,4 +145,120 @@ func TestJWTAuthenticatorJWKS(t *testing.T) {
 		})
 	}
 	assert.Equal(t, int32(1), fetches.Load(), "unknown kids do not refetch more than every ten seconds")
+}
+
+// roundTripFunc serves the JWKS tests' fetches without a network.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func jwksBody(t *testing.T, kid string, key *rsa.PublicKey) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"keys": []map[string]string{{"kty": "RSA", "kid": kid,
+		"n": base64.RawURLEncoding.EncodeToString(key.N.Bytes()), "e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(key.E)).Bytes())}}})
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestJWKSFetchInBackground: a JWKS endpoint that hangs must not hold up
+// requests whose key is known (the set is refreshed in the background
+// under its own timeout, the last good set serving meanwhile), and a
+// fetch is never bounded by, or cancelled with, one caller's context.
+func TestJWKSFetchInBackground(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		var fetches atomic.Int32
+		hang := make(chan struct{})
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if fetches.Add(1) > 1 {
+				select { // the endpoint hangs from the second fetch on
+				case <-hang:
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+			}
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(jwksBody(t, "k1", &key.PublicKey))), Request: r}, nil
+		})
+		auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{JWKSURL: "http://jwks.invalid/keys", JWKSRefresh: time.Minute,
+			JWKSTimeout: 5 * time.Second, HTTPClient: &http.Client{Transport: rt}})
+		require.NoError(t, err)
+		sign := func(kid string) string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"username": "alice", "exp": time.Now().Add(time.Hour).Unix()})
+			tok.Header["kid"] = kid
+			s, err := tok.SignedString(key)
+			require.NoError(t, err)
+			return s
+		}
+		authenticate := func(ctx context.Context, tok string) error {
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+			r.Header.Set("Authorization", "Bearer "+tok)
+			_, err := auth.Authenticate(r)
+			return err
+		}
+		require.NoError(t, authenticate(t.Context(), sign("k1")), "first use fetches the set")
+
+		time.Sleep(2 * time.Minute) // the set is due for a refresh; the endpoint now hangs
+		done := make(chan error, 1)
+		go func() { done <- authenticate(t.Context(), sign("k1")) }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "the last good set serves while the refresh hangs")
+		default:
+			t.Fatal("a request with a known key waits for the JWKS refresh")
+		}
+		// An unknown kid waits for the fetch in flight, as long as its own
+		// context allows; ending it does not end the fetch for others.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		err = authenticate(ctx, sign("k2"))
+		cancel()
+		require.ErrorIs(t, err, fleet.ErrUnauthenticated)
+		require.ErrorContains(t, err, "deadline exceeded")
+		require.NoError(t, authenticate(t.Context(), sign("k1")))
+
+		time.Sleep(10 * time.Second) // the fetch's own timeout ends it
+		synctest.Wait()
+		require.NoError(t, authenticate(t.Context(), sign("k1")), "the last good set outlives a failed refresh")
+		close(hang)
+	})
+}
+
+// TestJWTIssuerAudience: iss and aud are checked when configured.
+func TestJWTIssuerAudience(t *testing.T) {
+	secret := []byte("shared-secret")
+	strict, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret, Issuer: "https://sso.example/", Audience: "fleet"})
+	require.NoError(t, err)
+	lax, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret})
+	require.NoError(t, err)
+	exp := time.Now().Add(time.Hour).Unix()
+	tests := []struct {
+		name   string
+		claims jwt.MapClaims
+		strict bool
+	}{
+		{"both right", jwt.MapClaims{"iss": "https://sso.example/", "aud": "fleet"}, true},
+		{"aud in a list", jwt.MapClaims{"iss": "https://sso.example/", "aud": []string{"other", "fleet"}}, true},
+		{"wrong issuer", jwt.MapClaims{"iss": "https://evil.example/", "aud": "fleet"}, false},
+		{"wrong audience", jwt.MapClaims{"iss": "https://sso.example/", "aud": "billing"}, false},
+		{"no issuer", jwt.MapClaims{"aud": "fleet"}, false},
+		{"no audience", jwt.MapClaims{"iss": "https://sso.example/"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.claims["username"], tt.claims["exp"] = "alice", exp
+			tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, tt.claims).SignedString(secret)
+			require.NoError(t, err)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.Header.Set("Authorization", "Bearer "+tok)
+			_, err = strict.Authenticate(r)
+			if tt.strict {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, fleet.ErrUnauthenticated)
+			}
+			_, err = lax.Authenticate(r)
+			assert.NoError(t, err, "unchecked when not configured")
+		})
+	}
 }

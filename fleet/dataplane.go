@@ -28,8 +28,24 @@ type DataPlaneStatus struct {
 	// Ready is true when the instance serves at Host.
 	Ready bool
 	Host  string
+	// Started is true when this Apply started the instance (it was not
+	// running): the caller then checks that the instance still exists, as
+	// a delete may have finished while it was started.
+	Started bool
 	// FailedReason, when set, fails the instance: the data plane gave up.
 	FailedReason string
+}
+
+// Sweeper is the optional interface of a DataPlane that can list what it
+// runs, so that a sweep removes what no live instance owns: machines of
+// deleted instances that a late pass started, or that a previous manager
+// left behind. Running returns one Instance per machine: its ID,
+// ClusterID, Host and, as CreatedAt, when the machine started. It may
+// block on I/O. Sweep removes the one machine Running reported as inst
+// (its ID and Host), not the instance's other machines.
+type Sweeper interface {
+	Running(ctx context.Context) ([]Instance, error)
+	Sweep(ctx context.Context, inst Instance) error
 }
 
 // InmemDataPlaneOptions tunes an InmemDataPlane.
@@ -56,10 +72,11 @@ type InmemDataPlane struct {
 }
 
 type inmemInstance struct {
-	since time.Time
-	host  string
-	srv   *http.Server
-	done  chan struct{}
+	cluster string
+	since   time.Time
+	host    string
+	srv     *http.Server
+	done    chan struct{}
 }
 
 var _ DataPlane = (*InmemDataPlane)(nil)
@@ -80,8 +97,9 @@ func (d *InmemDataPlane) Apply(ctx context.Context, inst Instance) (DataPlaneSta
 	defer d.mu.Unlock()
 	d.applies[inst.ID]++
 	ri, ok := d.running[inst.ID]
+	started := !ok
 	if !ok {
-		ri = &inmemInstance{since: time.Now(), host: fmt.Sprintf("%s-%s.%s.fleet.local", inst.Name, inst.ID, inst.ClusterID)}
+		ri = &inmemInstance{cluster: inst.ClusterID, since: time.Now(), host: fmt.Sprintf("%s-%s.%s.fleet.local", inst.Name, inst.ID, inst.ClusterID)}
 		if d.opts.Listen {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -100,9 +118,9 @@ func (d *InmemDataPlane) Apply(ctx context.Context, inst Instance) (DataPlaneSta
 		d.running[inst.ID] = ri
 	}
 	if time.Since(ri.since) < d.opts.ReadyAfter {
-		return DataPlaneStatus{}, nil
+		return DataPlaneStatus{Started: started}, nil
 	}
-	return DataPlaneStatus{Ready: true, Host: ri.host}, nil
+	return DataPlaneStatus{Ready: true, Host: ri.host, Started: started}, nil
 }
 
 // Remove implements DataPlane.
@@ -118,15 +136,29 @@ func (d *InmemDataPlane) Remove(ctx context.Context, inst Instance) error {
 	return nil
 }
 
-// Running returns the IDs of the instances the data plane runs.
-func (d *InmemDataPlane) Running() []string {
+var _ Sweeper = (*InmemDataPlane)(nil)
+
+// Running implements Sweeper: the instances the data plane runs (ID,
+// ClusterID and Host).
+func (d *InmemDataPlane) Running(context.Context) ([]Instance, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]string, 0, len(d.running))
-	for id := range d.running {
-		out = append(out, id)
+	out := make([]Instance, 0, len(d.running))
+	for id, ri := range d.running {
+		out = append(out, Instance{ID: id, ClusterID: ri.cluster, Host: ri.host, CreatedAt: ri.since})
 	}
-	return out
+	return out, nil
+}
+
+// Sweep implements Sweeper.
+func (d *InmemDataPlane) Sweep(ctx context.Context, inst Instance) error {
+	d.mu.Lock()
+	ri, ok := d.running[inst.ID]
+	d.mu.Unlock()
+	if !ok || ri.host != inst.Host {
+		return nil
+	}
+	return d.Remove(ctx, inst)
 }
 
 // Close stops every instance's server. Idempotent.

@@ -37,7 +37,14 @@
 //   - Quota (QuotaList reads the original's quota list shape), DenyList
 //     (StaticDenyList), Authenticator (JWTAuthenticator: HS256 shared
 //     secret, RS256 keys from a file or a JWKS URL, configurable claims).
-//   - Leader election: with Options.LeaderElection each worker runs only
+//   - The data plane converges to the database: a pass that started an
+//     instance re-reads its row and removes what is no longer live, and a
+//     sweep (DataPlane's optional Sweeper), on every replica, removes
+//     machines no live row owns; the ready worker reports an instance that
+//     does not run in its failed_reason until it runs again; a host is
+//     recorded by one live instance at most (ErrHostTaken).
+//   - Leader election: on whenever the store is shared (SharedStore:
+//     fleet/postgres), else with Options.LeaderElection; each worker runs only
 //     while its replica holds the worker's lease in the store; leases are
 //     renewed in a transaction that re-checks the holder, every worker
 //     write carries the lease's fencing token (a deposed leader's late
@@ -89,5 +96,7 @@
 // reconcile_duration_seconds{worker}, reconciles_total{worker,result},
 // instances{status}, status_since_created_seconds{status},
 // api_requests_total{route,method,code},
-// api_request_duration_seconds{route,method}, leader{worker}.
+// api_request_duration_seconds{route,method}, leader{worker}. Every label
+// value comes from a closed set: method is one of the route's methods or
+// "other", whatever a client sends.
 package fleet

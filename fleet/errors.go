@@ -15,6 +15,10 @@ var (
 	// name in the owner's scope (organisation, else owner). It comes from
 	// the store's unique index, never from a prior query.
 	ErrNameTaken = errors.New("fleet: name already used")
+	// ErrHostTaken means an update would record a host that another live
+	// instance records: a host is never recorded twice (the store's
+	// unique index), so that a stale host never reaches another tenant.
+	ErrHostTaken = errors.New("fleet: host recorded by another instance")
 	// ErrExists means a cluster with the ID already exists.
 	ErrExists = errors.New("fleet: already exists")
 	// ErrConflict is matched by every *ConflictError: a compare-and-swap

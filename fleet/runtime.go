@@ -49,6 +49,10 @@ type Worker struct {
 type Job struct {
 	Name     string
 	Interval time.Duration
+	// Everywhere runs the job on every replica, outside leader election
+	// (its writes carry no fence): for work on what this replica alone
+	// holds, such as its own data plane's machines.
+	Everywhere bool
 	// Run does one pass; its writes carry fence.
 	Run func(ctx context.Context, fence Fence) error
 }
@@ -170,6 +174,10 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	for _, j := range r.jobs {
 		wg.Go(func() {
+			if j.Everywhere {
+				r.runJob(ctx, j, Fence{})
+				return
+			}
 			r.lead(ctx, j.Name, func(ctx context.Context, f Fence) { r.runJob(ctx, j, f) })
 		})
 	}

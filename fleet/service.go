@@ -101,8 +101,17 @@ type Options struct {
 	// the data plane is looked at again (0: one second).
 	RetryInterval time.Duration
 
+	// SweepInterval is how often a data plane that lists what it runs
+	// (Sweeper) is swept of what no live instance owns (0: six
+	// Intervals). Such a data plane must run this Service's instances
+	// only.
+	SweepInterval time.Duration
+
 	// LeaderElection runs each worker only while this replica holds its
-	// lease in the store; needed when several replicas share a database.
+	// lease in the store; needed when several replicas share a database,
+	// so a store that says it is shared (SharedStore: fleet/postgres)
+	// turns it on whatever this says. Holder names this replica in the
+	// leases (""; a random ID); LeaseTTL is DefaultLeaseTTL when 0.
 	LeaderElection bool
 	Holder         string
 	LeaseTTL       time.Duration
@@ -177,6 +186,9 @@ func New(st Store, opts Options) (*Service, error) {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = time.Second
 	}
+	if opts.SweepInterval <= 0 {
+		opts.SweepInterval = 6 * opts.Interval
+	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 64 << 10
 	}
@@ -218,7 +230,7 @@ func New(st Store, opts Options) (*Service, error) {
 	}
 	workers := []Worker{
 		accepted, preparing, provisioning,
-		worker(StatusReady, &readyReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
+		worker(StatusReady, &readyReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval, kind: kind}),
 		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
 		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
 	}
@@ -228,7 +240,18 @@ func New(st Store, opts Options) (*Service, error) {
 		{Name: "general", Interval: opts.Interval, Run: general.pass},
 		{Name: "clusters", Interval: opts.Interval, Run: cw.pass},
 	}
+	if sw, ok := opts.DataPlane.(Sweeper); ok {
+		sweep := &sweeper{st: s.st, running: sw, kind: kind.Name, log: log}
+		sweep.grace = opts.SweepInterval
+		jobs = append(jobs, Job{Name: "sweep", Interval: opts.SweepInterval, Everywhere: true, Run: sweep.pass})
+	}
 	ropts := RuntimeOptions{Kind: kind.Name, Notifier: n, Holder: opts.Holder, LeaseTTL: opts.LeaseTTL, Logger: log, metrics: m}
+	if shared, ok := st.(SharedStore); ok && shared.NeedsLeader() {
+		// Replicas share this store: two running the same worker would
+		// each start every instance.
+		opts.LeaderElection = true
+		s.opts.LeaderElection = true
+	}
 	if opts.LeaderElection {
 		ropts.Leases = st
 	}

@@ -40,7 +40,8 @@ type InstanceStore interface {
 	// the fencing token when u.Fence is set) and returns the row after the
 	// write. A lost swap is a *ConflictError, an illegal transition a
 	// *TransitionError, a stale token ErrStaleFence, a missing or soft
-	// deleted row ErrNotFound.
+	// deleted row ErrNotFound, a non-empty host that another live row
+	// records ErrHostTaken.
 	UpdateInstance(ctx context.Context, u Update) (Instance, error)
 }
 
@@ -66,6 +67,14 @@ type LeaseStore interface {
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
 	// ReleaseLease ends l early if it is still held with l's token.
 	ReleaseLease(ctx context.Context, l Lease) error
+}
+
+// SharedStore is the optional interface of a Store that several replicas
+// share (fleet/postgres): a Service on it always runs its workers under
+// leader election, since two replicas running the same worker would each
+// start every instance.
+type SharedStore interface {
+	NeedsLeader() bool
 }
 
 // Lease is a held leader lease.

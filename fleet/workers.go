@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -178,10 +179,64 @@ func (r *provisioningReconciler) Reconcile(ctx context.Context, req Request) (Re
 	case err != nil:
 		return Result{}, err
 	case !s.Ready:
-		return Result{RequeueAfter: r.poll}, nil
+		return Result{RequeueAfter: r.poll}, settleStarted(ctx, r.st, r.dp, inst, s)
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusProvisioning, To: StatusReady, Host: &s.Host, Fence: req.Fence})
-	return Result{}, ignoreConflict(err)
+	if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
+		return Result{RequeueAfter: r.poll}, err
+	}
+	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		// Moved on while it was started (deleted, say): converge the
+		// data plane to where the row is now.
+		return Result{}, settle(ctx, r.st, r.dp, inst)
+	}
+	return Result{}, err
+}
+
+// wantsRunning reports whether inst should have something running on the
+// data plane.
+func wantsRunning(inst Instance) bool {
+	return inst.DeletedAt == nil && (inst.Status == StatusProvisioning || inst.Status == StatusReady)
+}
+
+// settle converges the data plane to the instance's row as it is now: a
+// pass that read the instance before a delete finished may have started it
+// after the delete removed it; then it is removed again.
+func settle(ctx context.Context, st Store, dp DataPlane, inst Instance) error {
+	cur, err := st.GetInstance(ctx, inst.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return err
+	case wantsRunning(cur):
+		return nil
+	}
+	if err := dp.Remove(ctx, inst); err != nil {
+		return fmt.Errorf("data plane: remove %s, no longer live: %w", inst.ID, err)
+	}
+	return nil
+}
+
+// settleStarted is settle for an Apply that started the instance.
+func settleStarted(ctx context.Context, st Store, dp DataPlane, inst Instance, s DataPlaneStatus) error {
+	if !s.Started {
+		return nil
+	}
+	return settle(ctx, st, dp, inst)
+}
+
+// hostTaken handles an update refused because another live instance
+// still records the host the data plane gave inst (a dead instance's
+// address, reused): inst's machine is removed, to be started again on
+// another address by the next pass. It reports whether err was that.
+func hostTaken(ctx context.Context, dp DataPlane, inst Instance, err error) (bool, error) {
+	if !errors.Is(err, ErrHostTaken) {
+		return false, nil
+	}
+	if rerr := dp.Remove(ctx, inst); rerr != nil {
+		return true, fmt.Errorf("data plane: remove %s: %w (%w)", inst.ID, rerr, err)
+	}
+	return true, nil
 }
 
 // apply applies inst on dp; a failure the data plane reports is terminal.
@@ -197,12 +252,17 @@ func apply(ctx context.Context, dp DataPlane, inst Instance) (DataPlaneStatus, e
 }
 
 // readyReconciler keeps a ready instance converged: running on the data
-// plane (re-applied if the data plane lost it; a new host is recorded) and
-// its external resources in place.
+// plane and answering (Apply checks; the data plane starts it again when
+// it lost it or it stopped answering, and the new host is recorded) and its
+// external resources in place. While it does not run, its row says so:
+// FailedReason is set on the ready instance (the API's failed_reason, the
+// original's degraded signal) until it answers again.
 type readyReconciler struct {
-	st  Store
-	dp  DataPlane
-	res ExternalResources
+	st   Store
+	dp   DataPlane
+	res  ExternalResources
+	poll time.Duration
+	kind Kind
 }
 
 func (r *readyReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
@@ -211,11 +271,38 @@ func (r *readyReconciler) Reconcile(ctx context.Context, req Request) (Result, e
 		return Result{}, err
 	}
 	s, err := apply(ctx, r.dp, inst)
-	switch {
-	case err != nil:
-		return Result{}, err
-	case s.Ready && s.Host != inst.Host:
-		if _, err := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusReady, Host: &s.Host, Fence: req.Fence}); ignoreConflict(err) != nil {
+	if err == nil {
+		err = settleStarted(ctx, r.st, r.dp, inst, s)
+	}
+	if err != nil || !s.Ready {
+		reason := fmt.Sprintf("%s %s is not running on cluster %s", r.kind.Display, inst.ID, inst.ClusterID)
+		if err != nil {
+			reason += ": " + err.Error()
+		}
+		if inst.FailedReason == "" {
+			_, uerr := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusReady, FailedReason: &reason, Fence: req.Fence})
+			if IsTerminal(err) {
+				err = nil // a data plane that gave up: the row says why
+			}
+			if uerr = ignoreConflict(uerr); uerr != nil {
+				return Result{}, errors.Join(err, uerr)
+			}
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{RequeueAfter: r.poll}, nil
+	}
+	if s.Host != inst.Host || inst.FailedReason != "" {
+		cleared := ""
+		_, err := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusReady, Host: &s.Host, FailedReason: &cleared, Fence: req.Fence})
+		if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
+			return Result{RequeueAfter: r.poll}, err
+		}
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+			return Result{}, settle(ctx, r.st, r.dp, inst)
+		}
+		if err != nil {
 			return Result{}, err
 		}
 	}
@@ -300,6 +387,59 @@ func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
 	}
 	for _, s := range Statuses() {
 		w.m.instances.WithLabelValues(string(s)).Set(float64(counts[s]))
+	}
+	return errors.Join(errs...)
+}
+
+// sweeper removes from the data plane what no live instance owns: machines
+// of instances deleted while a late pass started them, left behind by
+// another manager, or started by this replica while it led and since
+// replaced by the new leader's (a ready row records another host). It runs
+// on every replica, each sweeping what its own data plane sees. A row,
+// once soft deleted, never comes back, and an instance runs only after its
+// row exists, so listing the data plane first and the rows second never
+// removes a machine a live row owns; a machine at another host than its
+// ready row records is left alone for a grace period, the time for the
+// leader to record the host of a machine it just started.
+type sweeper struct {
+	st      Store
+	running Sweeper
+	kind    string
+	grace   time.Duration
+	log     *slog.Logger
+}
+
+func (w *sweeper) pass(ctx context.Context, _ Fence) error {
+	running, err := w.running.Running(ctx)
+	if err != nil || len(running) == 0 {
+		return err
+	}
+	live := make(map[string]Instance, len(running))
+	for page := 1; ; page++ {
+		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: MaxPageSize, OrderBy: []Order{{Field: "id"}}})
+		if err != nil {
+			return err
+		}
+		for _, inst := range insts {
+			live[inst.ID] = inst
+		}
+		if page*MaxPageSize >= total {
+			break
+		}
+	}
+	var errs []error
+	for _, r := range running {
+		inst, ok := live[r.ID]
+		switch {
+		case !ok || inst.Status == StatusFailed || inst.Status == StatusAccepted || inst.Status == StatusPreparing:
+		case inst.Status == StatusReady && inst.Host != "" && r.Host != inst.Host && !r.CreatedAt.IsZero() && time.Since(r.CreatedAt) > w.grace:
+		default:
+			continue
+		}
+		w.log.Info("fleet: sweeping a machine no live instance owns", "id", r.ID, "cluster", r.ClusterID, "host", r.Host)
+		if err := w.running.Sweep(ctx, r); err != nil {
+			errs = append(errs, fmt.Errorf("data plane: sweep %s: %w", r.ID, err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -46,8 +46,11 @@ type Config struct {
 		JWKSURL         string `yaml:"jwks_url"`
 		UsernameClaim   string `yaml:"username_claim"`
 		OrgClaim        string `yaml:"org_claim"`
+		Issuer          string `yaml:"issuer"`
+		Audience        string `yaml:"audience"`
 	} `yaml:"auth"`
-	LeaderElection bool `yaml:"leader_election"`
+	LeaderElection bool          `yaml:"leader_election"`
+	LeaseTTL       time.Duration `yaml:"lease_ttl"`
 
 	dir string
 }
@@ -79,7 +82,7 @@ func (c *Config) path(p string) string {
 // Options turns the config into fleet.Options for kind k; the data plane
 // is left to the caller (see newDataPlane).
 func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
-	opts := fleet.Options{Kind: k, Units: c.Units, Trials: c.Trials, Interval: c.Interval, LeaderElection: c.LeaderElection}
+	opts := fleet.Options{Kind: k, Units: c.Units, Trials: c.Trials, Interval: c.Interval, LeaderElection: c.LeaderElection, LeaseTTL: c.LeaseTTL}
 	for _, p := range c.CloudProviders {
 		cp := fleet.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
 		for _, r := range p.Regions {
@@ -117,7 +120,8 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
 		}
 		opts.DenyList = d
 	}
-	jo := fleet.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim}
+	jo := fleet.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
+		Issuer: c.Auth.Issuer, Audience: c.Auth.Audience}
 	if c.Auth.HS256SecretFile != "" {
 		b, err := os.ReadFile(c.path(c.Auth.HS256SecretFile))
 		if err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
+	"syscall"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
@@ -73,9 +75,17 @@ func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clus
 			return nil, nil, fmt.Errorf("-provider process runs this binary's instance subcommand: %w", err)
 		}
 		command = exe
-		args = append(args, "-exit-with-parent")
+		args = append(args, "-exit-with-parent") // where there is no parent-death signal
+		var parentDeath syscall.Signal
+		if runtime.GOOS == "linux" {
+			parentDeath = syscall.SIGKILL
+		}
 		newOne = func(name string) (machines.Provider, error) {
-			p, err := process.New(process.Options{Name: name})
+			// The instances die with the manager at once, even when it is
+			// killed: a replica that takes over cannot adopt processes, so
+			// any survivor would be an orphan serving on a port no row
+			// records.
+			p, err := process.New(process.Options{Name: name, ParentDeathSignal: parentDeath})
 			if err == nil {
 				closers = append(closers, func() { _ = p.Close() })
 			}
@@ -115,9 +125,10 @@ func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clus
 				Command:    command,
 				Image:      o.Image,
 				Args:       append(slices.Clip(args), "-id", i.ID, "-kind", i.Kind, "-name", i.Name), // a copy: specs are built concurrently
-				HealthPath: machines.DefaultHealthPath,
+				HealthPath: instanceHealthPath(i),
 			}
 		},
+		Probe: dataplane.HTTPProbe(instanceHealthPath, 0),
 	})
 	if err != nil {
 		closeAll()
@@ -125,6 +136,10 @@ func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clus
 	}
 	return dp, closeAll, nil
 }
+
+// instanceHealthPath is the health check of an instance's service that
+// only that instance answers 200.
+func instanceHealthPath(i fleet.Instance) string { return "/health/" + i.ID }
 
 // dockerClient connects to the engine and checks that the instance image
 // is there, so that a missing image fails the start rather than every

@@ -13,6 +13,10 @@ import (
 	"github.com/fleetkit/fleetkit/internal/httpserver"
 )
 
+// HeaderInstanceID names the instance in every answer of the per-instance
+// service.
+const HeaderInstanceID = "X-Fleet-Instance-Id"
+
 // instanceInfo is the per-instance service's answer to GET /.
 type instanceInfo struct {
 	ID   string `json:"id"`
@@ -43,7 +47,22 @@ func instance(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	// The data plane's liveness check names the instance it expects: an
+	// address that another instance took since answers 404, never 200.
+	mux.HandleFunc("GET /health/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") != info.ID {
+			httpjson.WriteError(w, httpjson.Errorf(http.StatusNotFound, "this is instance %s, not %s", info.ID, r.PathValue("id")))
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { httpjson.Write(w, http.StatusOK, info) })
+	// Every answer names the instance, so a client holding a stale host
+	// can tell it reached another one.
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(HeaderInstanceID, info.ID)
+		mux.ServeHTTP(w, r)
+	})
 	ln, err := httpserver.Listen(*addr)
 	if err != nil {
 		return err
@@ -53,7 +72,7 @@ func instance(ctx context.Context, args []string, stderr io.Writer) error {
 		ctx, cancel = untilOrphaned(ctx, time.Second)
 		defer cancel()
 	}
-	return httpserver.Run(ctx, httpserver.New(mux), ln, 0)
+	return httpserver.Run(ctx, httpserver.New(handler), ln, 0)
 }
 
 // untilOrphaned returns a context that is cancelled once this process's

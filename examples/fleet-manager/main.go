@@ -3,10 +3,14 @@
 // (/api/<kind>s_mgmt/v1/...) and its workers, on SQLite by default or
 // PostgreSQL.
 //
-//	fleet-manager [-addr 127.0.0.1:8000] [-kind dinosaur|kafka] [-database-url URL] [-config FILE]
+//	fleet-manager [-addr 127.0.0.1:8000] [-kind dinosaur|kafka] [-database-url URL | -database-url-file FILE] [-config FILE]
 //	              [-provider process|docker|memory] [-instance-image IMAGE] [-name NAME]
 //	fleet-manager token -user U [-org O]
 //	fleet-manager instance -addr HOST:PORT -id ID -kind K -name N
+//
+// A database URL carrying a password is better given in the environment
+// (FLEETKIT_DATABASE_URL) or a file (-database-url-file) than on the
+// command line, where ps shows it.
 //
 // The config file (an example: testdata/fleet.yaml) sets cloud providers,
 // regions and their limits, clusters, capacity units, the quota and deny
@@ -64,7 +68,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); errors.Is(err, flag.ErrHelp) {
+		return
+	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "fleet-manager:", err)
 		os.Exit(1)
 	}
@@ -80,10 +86,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	fs := flag.NewFlagSet("fleet-manager", flag.ContinueOnError)
+	fs.SetOutput(out)
 	var (
 		addr   = fs.String("addr", "127.0.0.1:8000", "listen address HOST:PORT")
 		kind   = fs.String("kind", "dinosaur", "resource kind: dinosaur or kafka")
-		dbURL  = fs.String("database-url", "", "postgres://... for PostgreSQL, else a SQLite file path (default: <cache>/fleet-manager/<kind>.db)")
+		dbURL  = fs.String("database-url", "", "postgres://... for PostgreSQL, else a SQLite file path (default: $"+envDatabaseURL+", else <cache>/fleet-manager/<kind>.db).\nA URL with a password shows in ps: give it in $"+envDatabaseURL+" or -database-url-file instead")
+		dbFile = fs.String("database-url-file", "", "read -database-url from this file (its first line), so that no password is on the command line")
+		holder = fs.String("replica", "", "this replica's name in the leader leases (default: a random ID); leader election is always on with PostgreSQL")
 		config = fs.String("config", "", "YAML config: cloud providers, clusters, quota and deny lists, auth (example: examples/fleet-manager/testdata/fleet.yaml)")
 		dpOpts dataPlaneOptions
 	)
@@ -91,6 +100,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&dpOpts.Image, "instance-image", DefaultInstanceImage, "image of the per-instance service (-provider docker; scripts/build-images.sh builds it)")
 	fs.StringVar(&dpOpts.Name, "name", "fleet-manager", "this manager's name: its machines are labelled with it, and a restarted manager with the same name adopts them (docker)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	url, err := databaseURL(*dbURL, *dbFile)
+	if err != nil {
 		return err
 	}
 	k, err := kindOf(*kind)
@@ -105,7 +118,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
-	st, closeStore, err := openStore(ctx, *dbURL, k)
+	st, closeStore, err := openStore(ctx, url, k)
 	if err != nil {
 		return err
 	}
@@ -123,6 +136,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer closeDataPlane() // after the workers have stopped: see below
 	opts.DataPlane, opts.Registerer, opts.Logger = dp, reg, log
+	if *holder != "" {
+		opts.Holder = *holder
+	}
 	svc, err := fleet.New(st, opts)
 	if err != nil {
 		return err
@@ -145,6 +161,32 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	err = httpserver.Run(ctx, httpserver.New(mux), ln, 0)
 	cancel()
 	return errors.Join(err, <-workers)
+}
+
+// envDatabaseURL is where -database-url is read from when the flag is not
+// given: a password on the command line shows in ps.
+const envDatabaseURL = "FLEETKIT_DATABASE_URL"
+
+// databaseURL is the store's URL: the flag, else the file, else the
+// environment ("" for the default SQLite file).
+func databaseURL(flagValue, file string) (string, error) {
+	switch {
+	case flagValue != "" && file != "":
+		return "", errors.New("give -database-url or -database-url-file, not both")
+	case flagValue != "":
+		return flagValue, nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("-database-url-file: %w", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		if line = strings.TrimSpace(line); line == "" {
+			return "", fmt.Errorf("-database-url-file %s is empty", file)
+		}
+		return line, nil
+	}
+	return os.Getenv(envDatabaseURL), nil
 }
 
 func kindOf(name string) (fleet.Kind, error) {
@@ -196,30 +238,52 @@ func cacheDir() (string, error) {
 	return dir, nil
 }
 
+// devSecretLen is the length of the development key file's key (hex).
+const devSecretLen = 64
+
 // devSecret returns the local development HS256 key, creating a random one
-// on first use.
+// on first use. The file appears whole (written aside, then linked into
+// place), so a concurrent first use reads either nothing or the whole key;
+// a file holding less than a key is an error to fix by hand, not retried.
 func devSecret() ([]byte, error) {
 	dir, err := cacheDir()
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, "dev-secret")
-	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
-		return []byte(strings.TrimSpace(string(b))), nil
+	read := func() ([]byte, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if k := strings.TrimSpace(string(b)); len(k) >= 32 {
+			return []byte(k), nil
+		}
+		return nil, fmt.Errorf("development key %s holds %d bytes, want at least 32 (remove it and a new one is made)", path, len(strings.TrimSpace(string(b))))
 	}
-	raw := make([]byte, 32)
+	b, err := read()
+	if !errors.Is(err, os.ErrNotExist) {
+		return b, err
+	}
+	raw := make([]byte, devSecretLen/2)
 	_, _ = rand.Read(raw)
 	secret := hex.EncodeToString(raw)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return devSecret() // another process made it first
-	}
+	f, err := os.CreateTemp(dir, "dev-secret-*")
 	if err != nil {
 		return nil, fmt.Errorf("create development key: %w", err)
 	}
-	defer f.Close()
+	defer os.Remove(f.Name())
 	if _, err := io.WriteString(f, secret+"\n"); err != nil {
-		return nil, err
+		_ = f.Close()
+		return nil, fmt.Errorf("create development key: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("create development key: %w", err)
+	}
+	if err := os.Link(f.Name(), path); errors.Is(err, os.ErrExist) {
+		return read() // another process made it first
+	} else if err != nil {
+		return nil, fmt.Errorf("create development key: %w", err)
 	}
 	return []byte(secret), nil
 }

@@ -35,7 +35,7 @@ import (
 func TestMain(m *testing.M) {
 	// The process data plane runs os.Executable() — here this test binary —
 	// with the instance subcommand: serve it as the real binary would.
-	if len(os.Args) > 1 && os.Args[1] == "instance" {
+	if (len(os.Args) > 1 && os.Args[1] == "instance") || os.Getenv(replicaEnv) != "" {
 		main()
 		os.Exit(0)
 	}

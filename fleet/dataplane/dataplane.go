@@ -1,30 +1,15 @@
-// Package dataplane is the fleet.DataPlane that runs every instance as a
-// machine: each cluster maps to a machines.Provider (machines/process,
-// machines/docker, machines/machinestest), and a ready instance is a
-// running machine whose address is the instance's host.
-//
-// Apply is level-based: it finds the instance's machine by label, removes
-// an exited one and creates a new one when none runs, so a data plane
-// restarted or a machine that died converges on the next pass. Remove
-// removes every machine of the instance.
-//
-//	dp, err := dataplane.New(dataplane.Options{
-//		Providers: map[string]machines.Provider{"local": process.New(...)},
-//		Spec: func(i fleet.Instance) machines.Spec {
-//			return machines.Spec{Language: i.Kind, Version: "1.0", Command: "my-service"}
-//		},
-//	})
-//
-// A DataPlane is safe for concurrent use; its methods block on the
-// providers' I/O.
 package dataplane
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/machines"
@@ -41,6 +26,38 @@ type Options struct {
 	// Spec returns the machine spec of an instance (required). The
 	// instance label is added to its labels.
 	Spec func(fleet.Instance) machines.Spec
+	// Probe, when set, checks a running machine on every Apply (the ready
+	// worker's liveness check); a machine that fails it is replaced. It
+	// should make sure the machine answers for this instance, not for
+	// another one that took its address: see HTTPProbe.
+	Probe func(ctx context.Context, inst fleet.Instance, m machines.Machine) error
+}
+
+// HTTPProbe returns a Probe that GETs path(inst) on the machine's address
+// and wants 200 within timeout (0: two seconds). A path that names the
+// instance (/health/<id>, answered 404 by any other instance) makes it an
+// identity check as well.
+func HTTPProbe(path func(fleet.Instance) string, timeout time.Duration) func(context.Context, fleet.Instance, machines.Machine) error {
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	client := &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return func(ctx context.Context, inst fleet.Instance, m machines.Machine) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.Address+path(inst), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %s", m.Address, resp.Status)
+		}
+		return nil
+	}
 }
 
 // DataPlane runs instances as machines.
@@ -68,7 +85,8 @@ func New(opts Options) (*DataPlane, error) {
 	if opts.Spec == nil {
 		return nil, fmt.Errorf("%w: dataplane needs a Spec func", fleet.ErrInvalid)
 	}
-	return &DataPlane{opts: Options{Providers: maps.Clone(opts.Providers), Spec: opts.Spec}, locks: map[string]*sync.Mutex{}}, nil
+	opts.Providers = maps.Clone(opts.Providers)
+	return &DataPlane{opts: opts, locks: map[string]*sync.Mutex{}}, nil
 }
 
 func (d *DataPlane) lock(id string) func() {
@@ -109,15 +127,24 @@ func (d *DataPlane) Apply(ctx context.Context, inst fleet.Instance) (fleet.DataP
 	if err != nil {
 		return fleet.DataPlaneStatus{}, err
 	}
-	for _, m := range ms {
-		if m.State == machines.StateRunning && m.Address != "" {
-			return fleet.DataPlaneStatus{Ready: true, Host: m.Address}, nil
+	// Keep one running machine that passes the probe, the one at the
+	// recorded host first; remove the others: exited, not answering, or a
+	// second machine of the instance (another manager's, adopted).
+	slices.SortStableFunc(ms, func(a, b machines.Machine) int {
+		return cmpBool(a.Address == inst.Host, b.Address == inst.Host)
+	})
+	var keep *machines.Machine
+	for i, m := range ms {
+		if keep == nil && m.State == machines.StateRunning && m.Address != "" && d.healthy(ctx, inst, m) {
+			keep = &ms[i]
+			continue
+		}
+		if err := p.Remove(ctx, m.ID); err != nil && !errors.Is(err, machines.ErrNotFound) {
+			return fleet.DataPlaneStatus{}, fmt.Errorf("remove machine %s: %w", m.ID, err)
 		}
 	}
-	for _, m := range ms { // exited: make room for a new one
-		if err := p.Remove(ctx, m.ID); err != nil && !errors.Is(err, machines.ErrNotFound) {
-			return fleet.DataPlaneStatus{}, fmt.Errorf("remove exited machine %s: %w", m.ID, err)
-		}
+	if keep != nil {
+		return fleet.DataPlaneStatus{Ready: true, Host: keep.Address}, nil
 	}
 	spec := d.opts.Spec(inst)
 	spec.Labels = maps.Clone(spec.Labels)
@@ -132,7 +159,66 @@ func (d *DataPlane) Apply(ctx context.Context, inst fleet.Instance) (fleet.DataP
 	if err != nil {
 		return fleet.DataPlaneStatus{}, fmt.Errorf("create machine: %w", err)
 	}
-	return fleet.DataPlaneStatus{Ready: true, Host: m.Address}, nil
+	return fleet.DataPlaneStatus{Ready: true, Host: m.Address, Started: true}, nil
+}
+
+// healthy runs the probe, if any, on m.
+func (d *DataPlane) healthy(ctx context.Context, inst fleet.Instance, m machines.Machine) bool {
+	return d.opts.Probe == nil || d.opts.Probe(ctx, inst, m) == nil
+}
+
+// cmpBool orders true before false.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
+var _ fleet.Sweeper = (*DataPlane)(nil)
+
+// Sweep implements fleet.Sweeper: it removes the machines of inst.ID at
+// inst.Host only.
+func (d *DataPlane) Sweep(ctx context.Context, inst fleet.Instance) error {
+	p, ok := d.opts.Providers[inst.ClusterID]
+	if !ok {
+		return nil
+	}
+	defer d.lock(inst.ID)()
+	ms, err := machinesOf(ctx, p, inst.ID)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Address != inst.Host {
+			continue
+		}
+		if err := p.Remove(ctx, m.ID); err != nil && !errors.Is(err, machines.ErrNotFound) {
+			return fmt.Errorf("remove machine %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
+// Running implements fleet.Sweeper: one Instance (ID, ClusterID, Host)
+// per machine that carries the instance label, on every provider.
+func (d *DataPlane) Running(ctx context.Context) ([]fleet.Instance, error) {
+	var out []fleet.Instance
+	for cluster, p := range d.opts.Providers {
+		all, err := p.List(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list machines of cluster %s: %w", cluster, err)
+		}
+		for _, m := range all {
+			if id := m.Labels[LabelInstance]; id != "" {
+				out = append(out, fleet.Instance{ID: id, ClusterID: cluster, Host: m.Address, CreatedAt: m.CreatedAt})
+			}
+		}
+	}
+	return out, nil
 }
 
 // Remove implements fleet.DataPlane.

@@ -1,16 +1,3 @@
-// Package postgres is the production fleet.Store: PostgreSQL through pgx
-// (its database/sql driver, so it shares its SQL with fleet/sqlite).
-// Several replicas can share one database: names are unique by a partial
-// unique index, status changes are compare-and-swap (concurrent ones
-// written together, one statement per group of like changes), leases
-// re-check their holder under a row lock, and migrations and the quota
-// check of each owner's scope are serialised by advisory locks.
-//
-//	st, err := postgres.Open(ctx, "postgres://user@127.0.0.1:5432/fleet?sslmode=disable")
-//	if err != nil { ... }
-//	defer st.Close()
-//
-// A Store is safe for concurrent use.
 package postgres
 
 import (
@@ -31,7 +18,14 @@ type Store struct {
 	*sqlstore.Store
 }
 
-var _ fleet.Store = (*Store)(nil)
+var (
+	_ fleet.Store       = (*Store)(nil)
+	_ fleet.SharedStore = (*Store)(nil)
+)
+
+// NeedsLeader implements fleet.SharedStore: replicas share a PostgreSQL
+// database, so a Service on it always elects a leader per worker.
+func (*Store) NeedsLeader() bool { return true }
 
 // Options tunes Open.
 type Options struct {

@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +12,7 @@ import (
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
+	"github.com/fleetkit/fleetkit/internal/pgtest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
@@ -41,7 +44,7 @@ func TestMigrationsOnce(t *testing.T) {
 	st := openEmpty(t)
 	v, err := st.Version(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, 1, v)
+	require.Equal(t, 2, v)
 }
 
 func TestLifecycle(t *testing.T) {
@@ -79,5 +82,34 @@ func BenchmarkLoad(b *testing.B) {
 		b.Log(res)
 		storetest.ReportLoad(b, res)
 		require.NoError(b, st.Close())
+	}
+}
+
+// TestReplicasMigrateAtOnce: any number of replicas start together on a
+// fresh database; the migration lock makes them migrate one after the
+// other (the second used to fail creating schema_migrations).
+func TestReplicasMigrateAtOnce(t *testing.T) {
+	for round := range 3 {
+		url := pgtest.FreshDB(t)
+		errs := make([]error, 8)
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Go(func() {
+				st, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 4})
+				if err == nil {
+					var v int
+					v, err = st.Version(context.Background())
+					if err == nil && v != 2 {
+						err = fmt.Errorf("schema version %d", v)
+					}
+					_ = st.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "round %d, replica %d", round, i)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +42,7 @@ func TestMigrationsOnce(t *testing.T) {
 		require.NoError(t, err)
 		v, err := st.Version(context.Background())
 		require.NoError(t, err)
-		require.Equal(t, 1, v)
+		require.Equal(t, 2, v)
 		require.NoError(t, st.Close())
 	}
 }
@@ -84,4 +85,47 @@ func BenchmarkLoad(b *testing.B) {
 		storetest.ReportLoad(b, res)
 		require.NoError(b, st.Close())
 	}
+}
+
+// TestHostsUniqueMigration: a database from before version 2, where two
+// live rows could record one host, keeps the host on one row and clears
+// the other's (its ready worker records a new one); from then on a second
+// live row cannot record a host (ErrHostTaken).
+func TestHostsUniqueMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	st, err := sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	// Back to version 1.
+	_, err = st.DB().ExecContext(ctx, `DROP INDEX instances_live_host`)
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 2`)
+	require.NoError(t, err)
+	now := time.Now().UTC()
+	for _, id := range []string{"a", "b", "c"} {
+		host := "127.0.0.1:1"
+		if id == "c" {
+			host = "127.0.0.1:3"
+		}
+		require.NoError(t, st.CreateInstance(ctx, fleet.Instance{ID: id, Kind: "dinosaur", Name: id, Owner: "alice", Status: fleet.StatusReady,
+			Host: host, CreatedAt: now, UpdatedAt: now, StatusSince: now}))
+	}
+	require.NoError(t, st.Close())
+
+	st, err = sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	defer st.Close()
+	hosts := map[string]string{}
+	for _, id := range []string{"a", "b", "c"} {
+		inst, err := st.GetInstance(ctx, id)
+		require.NoError(t, err)
+		hosts[id] = inst.Host
+	}
+	require.Equal(t, map[string]string{"a": "127.0.0.1:1", "b": "", "c": "127.0.0.1:3"}, hosts)
+	host := "127.0.0.1:3"
+	_, err = st.UpdateInstance(ctx, fleet.Update{ID: "b", From: fleet.StatusReady, Host: &host})
+	require.ErrorIs(t, err, fleet.ErrHostTaken)
+	host = "127.0.0.1:2"
+	_, err = st.UpdateInstance(ctx, fleet.Update{ID: "b", From: fleet.StatusReady, Host: &host})
+	require.NoError(t, err)
 }

@@ -45,6 +45,10 @@ func RunLifecycle(t *testing.T, newStore NewStore) {
 		{"Failover2Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 2) }},
 		{"Failover3Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 3) }},
 		{"DataPlaneDrift", testDataPlaneDrift},
+		{"CreateThenDelete", testCreateThenDelete},
+		{"Sweep", testSweep},
+		{"ReadyReportsLoss", testReadyReportsLoss},
+		{"HostNotReused", testHostNotReused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
@@ -68,7 +72,8 @@ type Harness struct {
 	Store   fleet.Store
 }
 
-// NewHarness starts a Service on st with fast test intervals, the
+// NewHarness starts a Service on st with fast test intervals (and a 3 s
+// lease TTL where leader election is on), the
 // in-memory data plane (its instances answer HTTP) and one local cluster;
 // mutate adjusts the options. Everything stops at the end of the test.
 func NewHarness(t *testing.T, st fleet.Store, mutate func(*fleet.Options)) *Harness {
@@ -80,6 +85,10 @@ func NewHarness(t *testing.T, st fleet.Store, mutate func(*fleet.Options)) *Harn
 	opts := fleet.Options{
 		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 		Interval: 250 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
+		// A shared store (PostgreSQL) always elects leaders: with the
+		// default 15 s TTL one lease renewal missed under load would stall
+		// a worker for longer than the tests wait.
+		LeaseTTL: 3 * time.Second,
 	}
 	if mutate != nil {
 		mutate(&opts)
@@ -165,7 +174,7 @@ func testCreateToReady(t *testing.T, newStore NewStore) {
 	require.NoError(t, err, "the row is kept")
 	assert.NotNil(t, inst.DeletedAt, "soft deleted")
 	assert.Equal(t, fleet.StatusDeleting, inst.Status)
-	assert.Empty(t, h.DP.Running(), "removed from the data plane")
+	assert.Empty(t, runningIDs(t, h.DP), "removed from the data plane")
 	_, err = http.Get("http://" + host + "/")
 	assert.Error(t, err, "the instance no longer answers")
 
@@ -670,7 +679,7 @@ func testFailover(t *testing.T, newStore NewStore, replicas int) {
 	for _, id := range ids {
 		clients[1].WaitStatus(t, alice, id, "ready", waitFor)
 	}
-	assert.Len(t, dp.Running(), n, "every instance runs on the data plane; none lost")
+	assert.Len(t, runningIDs(t, dp), n, "every instance runs on the data plane; none lost")
 }
 
 // testDataPlaneDrift loses a ready instance on the data plane (a restart
@@ -689,5 +698,17 @@ func testDataPlaneDrift(t *testing.T, newStore NewStore) {
 	resp, err := http.Get("http://" + host + "/")
 	require.NoError(t, err, "the re-applied instance answers")
 	_ = resp.Body.Close()
-	assert.Equal(t, []string{id}, h.DP.Running())
+	assert.Equal(t, []string{id}, runningIDs(t, h.DP))
+}
+
+// runningIDs returns the IDs of the instances dp runs.
+func runningIDs(t *testing.T, dp *fleet.InmemDataPlane) []string {
+	t.Helper()
+	insts, err := dp.Running(context.Background())
+	require.NoError(t, err)
+	ids := make([]string, 0, len(insts))
+	for _, i := range insts {
+		ids = append(ids, i.ID)
+	}
+	return ids
 }

@@ -134,6 +134,14 @@ func RequireMethod(w http.ResponseWriter, r *http.Request, method string) bool {
 // http.ErrAbortHandler keeps its meaning and is re-panicked. A nil logger
 // means slog.Default().
 func Recover(h http.Handler, logger *slog.Logger) http.Handler {
+	return RecoverWith(h, logger, func(w http.ResponseWriter, _ *http.Request) {
+		WriteError(w, Errorf(http.StatusInternalServerError, "internal error"))
+	})
+}
+
+// RecoverWith is Recover with the answer written by answer, for an API
+// whose error body has another shape.
+func RecoverWith(h http.Handler, logger *slog.Logger, answer func(http.ResponseWriter, *http.Request)) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -155,7 +163,7 @@ func Recover(h http.Handler, logger *slog.Logger) http.Handler {
 				panic(http.ErrAbortHandler)
 			}
 			w.Header().Set("Connection", "close")
-			WriteError(w, Errorf(http.StatusInternalServerError, "internal error"))
+			answer(w, r)
 		}()
 		h.ServeHTTP(rw, r)
 	})

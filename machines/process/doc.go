@@ -19,7 +19,9 @@
 //
 // Machines are kept in memory: a new Provider does not know the processes
 // of an old one (List is empty after a restart), and Close stops every
-// process the Provider started. Use machines/docker where the manager must
+// process the Provider started. A manager killed without Close leaves its
+// machines running, unless Options.ParentDeathSignal (Linux) has the
+// kernel signal them the moment it dies. Use machines/docker where the manager must
 // find its machines again after a restart.
 //
 // # Concurrency

@@ -11,11 +11,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fleetkit/fleetkit/machines"
@@ -58,6 +60,15 @@ type Options struct {
 	// PortAttempts bounds the retries on a port taken by someone else
 	// between the choice and the bind; 0 means DefaultPortAttempts.
 	PortAttempts int
+	// ParentDeathSignal, when set, is sent by the kernel to every
+	// machine's process the moment the process that runs this Provider
+	// dies, even by SIGKILL (Linux's PR_SET_PDEATHSIG, set before exec; New
+	// fails elsewhere). 0, the default, lets machines outlive a manager
+	// that is killed without Close. Each machine is then started from an OS
+	// thread of its own that lives as long as the machine: the kernel
+	// sends the signal when the thread that forked the child ends, and the
+	// Go runtime may end other threads at any time.
+	ParentDeathSignal syscall.Signal
 }
 
 // Provider runs machines as local processes listening on loopback ports.
@@ -88,6 +99,9 @@ type proc struct {
 func New(opts Options) (*Provider, error) {
 	if opts.StopTimeout < 0 || opts.PortAttempts < 0 {
 		return nil, errors.New("process: negative StopTimeout or PortAttempts")
+	}
+	if opts.ParentDeathSignal != 0 && !parentDeathSupported {
+		return nil, errors.New("process: ParentDeathSignal is not supported on this system")
 	}
 	opts.Name = cmp.Or(opts.Name, "process")
 	opts.StopTimeout = cmp.Or(opts.StopTimeout, machines.DefaultStopTimeout)
@@ -154,7 +168,8 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 		p.mu.Unlock()
 		return machines.Machine{}, false, machines.ErrClosed
 	}
-	if err := cmd.Start(); err != nil {
+	waiter, err := p.launch(cmd)
+	if err != nil {
 		p.mu.Unlock()
 		return machines.Machine{}, false, fmt.Errorf("process: starting %s: %w", spec.Command, err)
 	}
@@ -177,9 +192,9 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 	p.machines[pr.m.ID] = pr
 	p.wg.Add(1)
 	p.mu.Unlock()
-	go p.wait(pr)
+	waiter <- pr
 
-	err := machines.WaitReady(ctx, addr, machines.WaitOptions{
+	err = machines.WaitReady(ctx, addr, machines.WaitOptions{
 		Path: spec.HealthPath,
 		Alive: func(context.Context) error {
 			select {
@@ -198,6 +213,36 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 	p.stop(pr) // bounded by StopTimeout, on purpose not by the expired ctx
 	retry = exited && spec.Port == 0 && strings.Contains(t.String(), "address already in use")
 	return machines.Machine{}, retry, fmt.Errorf("process: %s %s on %s: %w%s", spec.Language, spec.Version, addr, err, t.quote())
+}
+
+// launch starts cmd and returns where to hand its proc for waiting: a
+// goroutine that runs p.wait. With a parent-death signal, that goroutine
+// also started cmd, from an OS thread locked to it until the process has
+// exited (the goroutine ends without unlocking, so the thread ends after
+// the process, never before).
+func (p *Provider) launch(cmd *exec.Cmd) (chan<- *proc, error) {
+	waiter := make(chan *proc, 1)
+	if p.opts.ParentDeathSignal == 0 {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { p.wait(<-waiter) }()
+		return waiter, nil
+	}
+	setParentDeath(cmd, p.opts.ParentDeathSignal)
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see above
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			p.wait(<-waiter)
+		}
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return waiter, nil
 }
 
 // wait owns cmd.Wait; it reports an exit that Remove did not cause.

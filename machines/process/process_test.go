@@ -28,6 +28,12 @@ import (
 var bin *linterbin.Builder
 
 func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "serve":
+		serveForever()
+	case "parent":
+		parentHelper()
+	}
 	dir, err := os.MkdirTemp("", "fleetkit-process-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -57,6 +57,10 @@ type updater struct {
 	mu     sync.Mutex
 	queue  []*updateOp // guarded by mu
 	closed bool        // guarded by mu
+
+	// beforeFlush, when set (by tests only, before any update), is called
+	// by a flusher with the size of the batch it is about to write.
+	beforeFlush func(n int)
 }
 
 func newUpdater(s *Store) *updater {
@@ -146,6 +150,9 @@ func (w *updater) run() {
 				c, _ = w.s.db.Conn(ctx) // nil on error: the pool
 				cancel()
 			}
+			if w.beforeFlush != nil {
+				w.beforeFlush(len(batch))
+			}
 			if !w.s.flush(c, batch) && c != nil {
 				_ = c.Close() // it may be broken: take another next time
 				c = nil
@@ -206,7 +213,7 @@ func (s *Store) flush(c *sql.Conn, batch []*updateOp) bool {
 	ok := true
 	switch {
 	case len(live) == 1:
-		s.updateOne(ctx, q, live[0])
+		ok = s.updateOneRetry(ctx, q, live[0])
 	case len(live) > 1 && s.d.ArrayBatch:
 		for _, g := range groups(live) {
 			ok = s.flushArrays(ctx, q, g) && ok
@@ -217,8 +224,10 @@ func (s *Store) flush(c *sql.Conn, batch []*updateOp) bool {
 	return ok
 }
 
-// updateOne writes op alone on q (nil: the pool).
-func (s *Store) updateOne(ctx context.Context, q conn, op *updateOp) {
+// updateOne writes op alone on q (nil: the pool). It reports false when
+// the statement (or the read that explains a lost swap) failed: the
+// connection may be broken. A lost swap or a taken name is an outcome.
+func (s *Store) updateOne(ctx context.Context, q conn, op *updateOp) bool {
 	query, args := updateSQL(op.u, now())
 	var row *sql.Row
 	if q == nil {
@@ -226,10 +235,30 @@ func (s *Store) updateOne(ctx context.Context, q conn, op *updateOp) {
 	} else {
 		row = q.QueryRowContext(ctx, s.q(query), args...)
 	}
-	op.inst, op.err = scanInstance(row)
-	if op.err != nil {
-		op.err = s.updateErr(ctx, q, op.u, op.err)
+	var err error
+	op.inst, err = scanInstance(row)
+	if err == nil {
+		op.err = nil
+		return true
 	}
+	op.err = s.updateErr(ctx, q, op.u, err)
+	return errors.Is(op.err, fleet.ErrConflict) || errors.Is(op.err, fleet.ErrNotFound) ||
+		errors.Is(op.err, fleet.ErrStaleFence) || errors.Is(op.err, fleet.ErrNameTaken) || errors.Is(op.err, fleet.ErrHostTaken)
+}
+
+// updateOneRetry writes op on q and, when that failed on a reserved
+// connection (which may have died with the server), once more on the
+// pool, which replaces broken connections. It reports whether q worked.
+// Writing twice is safe: the update is a compare-and-swap, so a first
+// attempt that did commit makes the second a lost swap, explained as such.
+func (s *Store) updateOneRetry(ctx context.Context, q conn, op *updateOp) bool {
+	if s.updateOne(ctx, q, op) {
+		return true
+	}
+	if q != nil {
+		s.updateOne(ctx, nil, op)
+	}
+	return false
 }
 
 // flushTx writes ops one statement each in one transaction: one commit.
@@ -364,8 +393,7 @@ func arrayUpdateSQL(k groupKey) string {
 // flushArrays writes one group (see groups) in one statement on q.
 func (s *Store) flushArrays(ctx context.Context, q conn, ops []*updateOp) bool {
 	if len(ops) == 1 {
-		s.updateOne(ctx, q, ops[0])
-		return true
+		return s.updateOneRetry(ctx, q, ops[0])
 	}
 	k := keyOf(ops[0].u)
 	ids := make([]string, len(ops))

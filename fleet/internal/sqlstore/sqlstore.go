@@ -1,6 +1,3 @@
-// Package sqlstore is the fleet.Store shared by fleet/sqlite and
-// fleet/postgres: one database/sql implementation parameterised by a
-// Dialect. Every value reaches SQL as a placeholder argument.
 package sqlstore
 
 import (
@@ -209,13 +206,23 @@ CREATE TABLE leases (
 	token BIGINT NOT NULL,
 	expires_at {ts} NOT NULL
 );`),
+		// Version 2: a host is recorded by one live instance at most, so a
+		// stale host never reaches another tenant's instance. Rows that
+		// share one today (the old code allowed it) keep it on the oldest;
+		// the others' ready worker records a new host.
+		`UPDATE instances SET host = '' WHERE deleted_at IS NULL AND host <> '' AND EXISTS (
+	SELECT 1 FROM instances o WHERE o.deleted_at IS NULL AND o.host = instances.host AND o.id < instances.id);
+CREATE UNIQUE INDEX instances_live_host ON instances (host) WHERE deleted_at IS NULL AND host <> ''`,
 	}
 }
 
+// migrate applies the migrations in one transaction that first takes the
+// migration lock (Dialect.LockMigrations; SQLite's BEGIN IMMEDIATE holds
+// the write lock anyway), so replicas starting at once on a fresh database
+// migrate one after the other: even the schema_migrations table is
+// created under the lock (two concurrent CREATE TABLE IF NOT EXISTS race
+// in PostgreSQL's catalogue).
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at `+s.d.TimeType+` NOT NULL)`); err != nil {
-		return fmt.Errorf("%s: create schema_migrations: %w", s.d.Name, err)
-	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: migrate: %w", s.d.Name, err)
@@ -225,6 +232,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, s.d.LockMigrations); err != nil {
 			return fmt.Errorf("%s: lock migrations: %w", s.d.Name, err)
 		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at `+s.d.TimeType+` NOT NULL)`); err != nil {
+		return fmt.Errorf("%s: create schema_migrations: %w", s.d.Name, err)
 	}
 	var current int
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
@@ -458,6 +468,7 @@ func (s *Store) where(q fleet.Query) (string, []any, error) {
 	if q.ClusterID != "" {
 		conds, args = append(conds, "cluster_id = ?"), append(args, q.ClusterID)
 	}
+
 	if q.Search != nil {
 		sqlText, sargs, err := s.render(q.Search)
 		if err != nil {
@@ -609,6 +620,9 @@ func updateSQL(u fleet.Update, t time.Time) (string, []any) {
 // is explained by reading the row through q.
 func (s *Store) updateErr(ctx context.Context, q conn, u fleet.Update, err error) error {
 	if !errors.Is(err, sql.ErrNoRows) {
+		if s.d.IsUnique(err) && u.Host != nil {
+			return fmt.Errorf("%w: %s for %s", fleet.ErrHostTaken, *u.Host, u.ID)
+		}
 		if s.d.IsUnique(err) {
 			return fmt.Errorf("%w: %s", fleet.ErrNameTaken, u.ID)
 		}
