@@ -187,3 +187,36 @@ spec:
 		}
 	}
 }
+
+// Building one Kustomization touches its dependency closure only: the
+// kustomize builds and chart renders are counted.
+func TestBuildOnlyClosure(t *testing.T) {
+	repo := genRepo(t, 40, 20)
+	for _, tt := range []struct {
+		only            string
+		builds, renders int
+	}{
+		{"ks-009", 10, 1},             // ks-000…ks-009 (a chain), and hr-009 that ks-009 holds
+		{"ks-010", 1, 1},              // the head of a chain: itself, and hr-010
+		{"ks-035", 6, 0},              // ks-030…ks-035; HelmReleases only go to app-000…app-019
+		{"HelmRelease/web-012", 3, 1}, // ks-010…ks-012, which holds it
+	} {
+		t.Run(tt.only, func(t *testing.T) {
+			res, err := gitops.Build(context.Background(), gitops.Options{Path: repo, Only: tt.only, SkipChecks: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range res.Nodes {
+				if n.Status != gitops.StatusOK {
+					t.Errorf("%s: %s %s", n.ID, n.Status, n.Error)
+				}
+			}
+			if res.Stats.Kustomizations != tt.builds || res.Stats.HelmReleases != tt.renders {
+				t.Errorf("built %d Kustomizations and rendered %d HelmReleases, want %d and %d", res.Stats.Kustomizations, res.Stats.HelmReleases, tt.builds, tt.renders)
+			}
+			if len(res.Nodes) != tt.builds+tt.renders {
+				t.Errorf("%d nodes, want %d", len(res.Nodes), tt.builds+tt.renders)
+			}
+		})
+	}
+}

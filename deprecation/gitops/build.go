@@ -43,6 +43,9 @@ var (
 	// ErrFetch is reported on a HelmRelease whose remote chart could not
 	// be fetched.
 	ErrFetch = errors.New("gitops: fetching chart")
+	// ErrRenderTimeout is reported on a HelmRelease whose chart did not
+	// render within Options.RenderTimeout.
+	ErrRenderTimeout = errors.New("gitops: chart rendering timed out")
 )
 
 // kustomizeMu guards the one piece of process-wide state a kustomize
@@ -252,10 +255,14 @@ type builder struct {
 	// customSchema is set when a kustomization in the repository has an
 	// openapi field: its builds take kustomizeMu for writing.
 	customSchema bool
+	// refused holds the files builds may not read, with the reason.
+	// Read-only once loaded.
+	refused map[string]error
 	// chartFiles holds the local charts read, by directory.
 	chartFiles onceMap[string, chartFiles]
 
 	apiVersions []string // CRDs and Options.APIVersions, set before rendering
+	rulesKey    string   // the checker's rules, in render keys
 
 	// mu guards ks, hrs, claimed, built, builtSources, crds and listed.
 	mu  sync.Mutex
@@ -300,6 +307,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		builtSources:  make(map[string]Object),
 		crds:          make(map[string]bool),
 		listed:        make(map[string][]string),
+		refused:       make(map[string]error),
 	}
 	if b.cache == nil {
 		b.cache = NewCache()
@@ -390,6 +398,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	// built, so the APIs their charts see (the CRDs of the whole build) do
 	// not depend on timing.
 	b.apiVersions = b.extraAPIs()
+	b.rulesKey = rulesDigest(b.checker.Rules())
 	var pick func(h *hrSpec) bool
 	if only != nil {
 		b.mu.Lock()
@@ -797,7 +806,7 @@ func (b *builder) kustomize(k *ksSpec, dir string) ([]doc, error) {
 	if !b.mem.IsDir(dir) {
 		return nil, fmt.Errorf("%w: directory %s", ErrNotFound, dir)
 	}
-	fsys := &buildFS{FileSystem: b.mem, files: make(map[string][]byte)}
+	fsys := &buildFS{FileSystem: b.mem, files: make(map[string][]byte), refused: b.refused}
 	if err := b.writeKustomization(fsys, k, dir); err != nil {
 		return nil, fmt.Errorf("kustomization: %w", err)
 	}
@@ -809,12 +818,16 @@ func (b *builder) kustomize(k *ksSpec, dir string) ([]doc, error) {
 // copy under the kustomization files written for this build alone.
 type buildFS struct {
 	filesys.FileSystem
-	files map[string][]byte // by cleaned absolute path
+	files   map[string][]byte // by cleaned absolute path
+	refused map[string]error  // files that may not be read
 }
 
 func (f *buildFS) ReadFile(path string) ([]byte, error) {
 	if data, ok := f.files[filepath.Clean(path)]; ok {
 		return data, nil
+	}
+	if err := f.refused[filepath.Clean(path)]; err != nil {
+		return nil, err
 	}
 	return f.FileSystem.ReadFile(path)
 }
@@ -958,7 +971,11 @@ func (b *builder) manifests(dir string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if objs, err := decodeObjects(path, data); err != nil || len(objs) == 0 {
+		// A file that is not YAML is listed all the same, so the build
+		// reports it, unless it is a template (a chart's, say), which
+		// Flux's generated kustomization would not take either.
+		objs, err := decodeObjects(path, data)
+		if (err == nil && len(objs) == 0) || (err != nil && bytes.Contains(data, []byte("{{"))) {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)

@@ -1,7 +1,6 @@
 package gitops
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,16 +16,15 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/getter"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/fleetkit/fleetkit/deprecation"
 	"github.com/fleetkit/fleetkit/deprecation/helm"
 )
 
@@ -107,20 +106,23 @@ func (c *Cache) render(key string, noCache bool, fn func() ([]byte, error)) ([]b
 }
 
 // renderKey identifies a render by everything that changes its output.
-func renderKey(chartDigest string, opts helm.RenderOptions, post []map[string]any) string {
+func renderKey(chartDigest, rulesKey string, opts helm.RenderOptions, post []map[string]any) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h) // sorts map keys: the same values give the same key
 	_ = enc.Encode([]any{
 		chartDigest, opts.Target.String(), sortedCopy(opts.APIVersions), opts.ReleaseName, opts.Namespace,
 		opts.Values, opts.IsUpgrade, opts.NoHooks, opts.SkipTests, opts.SkipCRDs, opts.ShowOnly,
-		opts.SkipSchemaValidation, post, rulesDigest(opts),
+		opts.SkipSchemaValidation, post, rulesKey,
 	})
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// rulesDigest stands for the rules in a render key (the served APIs
-// derive from them): a run uses one rule set, so its identity will do.
-func rulesDigest(opts helm.RenderOptions) string { return fmt.Sprintf("%p", opts.Rules) }
+// rulesDigest stands for the rules in a render key: the served APIs
+// derive from them.
+func rulesDigest(rules *deprecation.RuleSet) string {
+	data, _ := json.Marshal(rules.Rules())
+	return digestBytes(data)
+}
 
 // remoteChart is a chart to fetch: from an OCI registry (URL "oci://…"
 // naming the chart's repository) or from a chart repository's index.
@@ -251,41 +253,28 @@ func (c *Cache) fetchHTTP(ctx context.Context, ref remoteChart) ([]byte, error) 
 	return httpGet(ctx, u)
 }
 
-// httpGet fetches a URL with Helm's HTTP getter, size-limited.
+// httpGet fetches a URL, reading at most maxChartBytes of its body.
 func httpGet(ctx context.Context, u string) ([]byte, error) {
-	g, err := getter.NewHTTPGetter(getter.WithTimeout(fetchTimeout(ctx)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	type answer struct {
-		buf *bytes.Buffer
-		err error
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
 	}
-	done := make(chan answer, 1)
-	go func() {
-		buf, err := g.Get(u)
-		done <- answer{buf, err}
-	}()
-	select {
-	case a := <-done:
-		if a.err != nil {
-			return nil, a.err
-		}
-		if a.buf.Len() > maxChartBytes {
-			return nil, fmt.Errorf("%s: larger than %d bytes", u, maxChartBytes)
-		}
-		return a.buf.Bytes(), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-}
-
-// fetchTimeout is the time left on ctx, or a minute.
-func fetchTimeout(ctx context.Context) time.Duration {
-	if d, ok := ctx.Deadline(); ok {
-		return time.Until(d)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxChartBytes+1))
+	if err != nil {
+		return nil, err
 	}
-	return time.Minute
+	if len(data) > maxChartBytes {
+		return nil, fmt.Errorf("GET %s: larger than %d bytes", u, maxChartBytes)
+	}
+	return data, nil
 }
 
 // fetchOCI pulls a chart from an OCI registry with Helm's registry

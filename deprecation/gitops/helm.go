@@ -243,7 +243,7 @@ func (b *builder) render(ctx context.Context, id string) (*NodeResult, error) {
 		ShowOnly:             b.opts.Helm.ShowOnly,
 		SkipSchemaValidation: h.SkipSchemaValidation || b.opts.Helm.SkipSchemaValidation,
 	}
-	manifest, err := b.cache.render(renderKey(ch.digest, opts, h.PostRenderers), b.opts.NoCache, func() ([]byte, error) {
+	manifest, err := b.cache.render(renderKey(ch.digest, b.rulesKey, opts, h.PostRenderers), b.opts.NoCache, func() ([]byte, error) {
 		b.stats.renders.Add(1)
 		chrt, err := ch.load()
 		if err != nil {
@@ -252,6 +252,10 @@ func (b *builder) render(ctx context.Context, id string) (*NodeResult, error) {
 		rctx, cancel := context.WithTimeout(ctx, b.renderTimeout)
 		defer cancel()
 		out, err := helm.Render(rctx, chrt, opts)
+		if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+			// The run goes on: this release failed, it was not cut off.
+			return nil, fmt.Errorf("%w after %s", ErrRenderTimeout, b.renderTimeout)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("helm template: %w", err)
 		}

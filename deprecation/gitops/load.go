@@ -150,12 +150,28 @@ func (b *builder) read(trees []tree, f *loaded) error {
 	if isManifest(f.path) && bytes.Contains(data, []byte("openapi:")) && hasKustomizationName(f.path) {
 		b.setCustomSchema()
 	}
+	if isManifest(f.path) && bytes.Contains(data, []byte("&")) && bytes.Contains(data, []byte("*")) {
+		// Kustomize expands YAML aliases node by node, without the limit
+		// YAML decoders have: a billion-laughs file would exhaust memory.
+		// A file with aliases must decode within that limit, or builds
+		// that read it fail with the decoder's error.
+		if _, err := decodeObjects(name, data); err != nil {
+			b.refuse(f.path, err)
+		}
+	}
 	if f.rel != "" && isManifest(f.path) && within(b.path, f.path) {
 		data, _ = markKustomizations(f.rel, data)
 		f.objs, _ = decodeObjects(f.rel, data)
 	}
 	f.data = data
 	return nil
+}
+
+// refuse makes path unreadable for builds, with err.
+func (b *builder) refuse(path string, err error) {
+	b.mu.Lock()
+	b.refused[path] = err
+	b.mu.Unlock()
 }
 
 // setCustomSchema records that a kustomization sets an OpenAPI schema.
