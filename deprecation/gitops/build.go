@@ -43,6 +43,9 @@ var (
 	// ErrFetch is reported on a HelmRelease whose remote chart could not
 	// be fetched.
 	ErrFetch = errors.New("gitops: fetching chart")
+	// ErrNotRendered is reported, as a skipped node, on every HelmRelease
+	// of a Build with Options.NoRender.
+	ErrNotRendered = errors.New("gitops: not rendered")
 	// ErrRenderTimeout is reported on a HelmRelease whose chart did not
 	// render within Options.RenderTimeout.
 	ErrRenderTimeout = errors.New("gitops: chart rendering timed out")
@@ -120,6 +123,9 @@ type Options struct {
 	// NoCache renders every HelmRelease, even one rendered before with
 	// the same inputs, and neither reads nor writes ChartCache.
 	NoCache bool
+	// NoRender lists the HelmReleases the builds find without rendering
+	// them: each is reported as skipped with ErrNotRendered.
+	NoRender bool
 	// Helm holds `helm template`'s flags.
 	Helm HelmOptions
 	// RenderTimeout bounds one chart's rendering; 0 means 2 minutes.
@@ -198,10 +204,26 @@ type Result struct {
 	Nodes []*NodeResult `json:"nodes"`
 	// Stats counts the work done.
 	Stats Stats `json:"stats"`
-	// APIs are the group/versions (and group/version/kinds) the target
+	// apis are the group/versions (and group/version/kinds) the target
 	// serves: its built-in APIs, the repository's CRDs and
-	// Options.APIVersions.
-	APIs map[string]bool `json:"-"`
+	// Options.APIVersions; removed the group/version/kinds it no longer
+	// serves.
+	apis, removed map[string]bool
+}
+
+// Served reports whether the target serves objects of apiVersion and
+// kind: a built-in API it has not removed, a CRD of the repository or one
+// of Options.APIVersions (Flux's own APIs count as served: Flux applies
+// these objects). It knows APIs at the group/version level (and the kinds
+// the deprecation rules name), not their schemas.
+func (r *Result) Served(apiVersion, kind string) bool {
+	if r.apis[apiVersion+"/"+kind] {
+		return true
+	}
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok && strings.HasSuffix(g, ".toolkit.fluxcd.io") {
+		return true // Flux serves its own APIs where it applies these objects
+	}
+	return r.apis[apiVersion] && !r.removed[apiVersion+"/"+kind]
 }
 
 // Stats counts the work of one Build.
@@ -376,8 +398,12 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			err  error
 		)
 		if strings.HasPrefix(id, helmPrefix) {
-			n, err = b.render(ctx, id)
-			if errors.Is(err, ErrRemoteChart) {
+			if b.opts.NoRender {
+				n, err = b.node(id), ErrNotRendered
+			} else {
+				n, err = b.render(ctx, id)
+			}
+			if errors.Is(err, ErrRemoteChart) || errors.Is(err, ErrNotRendered) {
 				// Not rendered, yet not failed: the HelmReleases that
 				// depend on it still render.
 				n.Err, err = err, nil
@@ -430,7 +456,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		n.Status, n.Err = StatusOK, err
 		switch {
 		case err == nil:
-		case errors.Is(err, dag.ErrDependency), errors.Is(err, ErrRemoteChart), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, dag.ErrDependency), errors.Is(err, ErrRemoteChart), errors.Is(err, ErrNotRendered), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			n.Status, n.Error = StatusSkipped, err.Error()
 		default:
 			n.Status, n.Error = StatusFailed, err.Error()
@@ -446,7 +472,13 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		HelmReleases:   int(b.stats.renders.Load()),
 		ChartsFetched:  int(b.stats.fetches.Load()),
 	}
-	res.APIs = b.servedAPIs()
+	res.apis = b.servedAPIs()
+	res.removed = make(map[string]bool)
+	for _, r := range b.checker.Rules().Rules() {
+		if !r.RemovedIn.IsZero() && !b.checker.Target().Less(r.RemovedIn) {
+			res.removed[r.APIVersion+"/"+r.Kind] = true
+		}
+	}
 	return res, nil
 }
 
@@ -589,6 +621,9 @@ func (b *builder) servedAPIs() map[string]bool {
 	for _, a := range b.apiVersions {
 		apis[a] = true
 	}
+	b.mu.Lock()
+	maps.Copy(apis, b.crds)
+	b.mu.Unlock()
 	return apis
 }
 
@@ -783,6 +818,13 @@ func (b *builder) collect(ctx context.Context, n *NodeResult, all []Object, data
 		n.Findings, n.Documents = check.Findings, check.Documents
 	}
 	for _, o := range all {
+		if n.Kind == kindHelmRelease && isCRD(o) {
+			// For Result.Served: charts already saw the APIs known
+			// when they rendered.
+			b.mu.Lock()
+			addCRD(b.crds, o)
+			b.mu.Unlock()
+		}
 		if (o.Kind == "CustomResourceDefinition" && !b.opts.IncludeCRDs) || (o.Kind == kindSecret && o.APIVersion == "v1" && !b.opts.IncludeSecrets) {
 			continue
 		}

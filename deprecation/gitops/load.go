@@ -28,6 +28,8 @@ type loaded struct {
 	rel  string // relative to the repository, slashes; "" for a source's file
 	data []byte
 	objs []Object // the file's objects, for files under Options.Path
+	// (and, for HelmReleases, files elsewhere that name the kind)
+	under bool // under Options.Path
 }
 
 // load copies the repository (from disk or Options.FS) and the mapped
@@ -159,9 +161,16 @@ func (b *builder) read(trees []tree, f *loaded) error {
 			b.refuse(f.path, err)
 		}
 	}
-	if f.rel != "" && isManifest(f.path) && within(b.path, f.path) {
-		data, _ = markKustomizations(f.rel, data)
-		f.objs, _ = decodeObjects(f.rel, data)
+	if f.rel != "" && isManifest(f.path) {
+		f.under = within(b.path, f.path)
+		if f.under {
+			data, _ = markKustomizations(f.rel, data)
+		}
+		// Kustomizations are looked for under Options.Path only;
+		// HelmReleases anywhere, for Options.Only to find.
+		if f.under || bytes.Contains(data, []byte(kindHelmRelease)) {
+			f.objs, _ = decodeObjects(f.rel, data)
+		}
 	}
 	f.data = data
 	return nil
@@ -201,6 +210,9 @@ func isManifest(path string) bool {
 // Kubernetes YAML (Helm templates, values) hold none.
 func (b *builder) discover(f *loaded) {
 	for _, o := range f.objs {
+		if !f.under && !isFlux(o, groupHelm, kindHelmRelease) {
+			continue
+		}
 		switch {
 		case isFlux(o, groupKustomize, kindKustomization):
 			k := parseKustomization(o)
