@@ -106,12 +106,12 @@ func (c *Cache) render(key string, noCache bool, fn func() ([]byte, error)) ([]b
 }
 
 // renderKey identifies a render by everything that changes its output.
-func renderKey(chartDigest, rulesKey string, opts helm.RenderOptions, post []map[string]any) string {
+func renderKey(chartDigest, rulesKey string, opts helm.RenderOptions, showOnly []string, post []map[string]any) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h) // sorts map keys: the same values give the same key
 	_ = enc.Encode([]any{
 		chartDigest, opts.Target.String(), sortedCopy(opts.APIVersions), opts.ReleaseName, opts.Namespace,
-		opts.Values, opts.IsUpgrade, opts.NoHooks, opts.SkipTests, opts.SkipCRDs, opts.ShowOnly,
+		opts.Values, opts.IsUpgrade, opts.NoHooks, opts.SkipTests, opts.SkipCRDs, showOnly,
 		opts.SkipSchemaValidation, post, rulesKey,
 	})
 	return hex.EncodeToString(h.Sum(nil))

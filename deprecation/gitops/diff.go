@@ -251,11 +251,20 @@ type diffDoc struct {
 }
 
 type objectDiffDoc struct {
-	KustomizationPath string `json:"kustomization_path" yaml:"kustomization_path"`
-	Kind              string `json:"kind" yaml:"kind"`
-	Namespace         string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	Name              string `json:"name" yaml:"name"`
-	Diff              string `json:"diff" yaml:"diff"`
+	KustomizationPath string    `json:"kustomization_path" yaml:"kustomization_path"`
+	Kind              string    `json:"kind" yaml:"kind"`
+	Namespace         string    `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	Name              string    `json:"name" yaml:"name"`
+	Diff              blockText `json:"diff" yaml:"diff"`
+}
+
+// blockText is a multi-line string written as a YAML literal block, as
+// flux-local writes its diffs.
+type blockText string
+
+// MarshalYAML writes the text as a literal block.
+func (t blockText) MarshalYAML() (any, error) {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.LiteralStyle, Value: string(t)}, nil
 }
 
 func (d *Diff) docs() []diffDoc {
@@ -263,7 +272,7 @@ func (d *Diff) docs() []diffDoc {
 	for _, n := range d.Nodes {
 		doc := diffDoc{KustomizationPath: n.Path, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name}
 		for _, o := range n.Objects {
-			doc.Diffs = append(doc.Diffs, objectDiffDoc{KustomizationPath: n.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Diff: strings.Join(o.Lines, "\n")})
+			doc.Diffs = append(doc.Diffs, objectDiffDoc{KustomizationPath: n.Path, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Diff: blockText(strings.Join(o.Lines, "\n"))})
 		}
 		out = append(out, doc)
 	}

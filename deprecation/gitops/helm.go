@@ -240,10 +240,9 @@ func (b *builder) render(ctx context.Context, id string) (*NodeResult, error) {
 		IsUpgrade:            b.opts.Helm.IsUpgrade,
 		NoHooks:              b.opts.Helm.NoHooks,
 		SkipTests:            b.opts.Helm.SkipTests,
-		ShowOnly:             b.opts.Helm.ShowOnly,
 		SkipSchemaValidation: h.SkipSchemaValidation || b.opts.Helm.SkipSchemaValidation,
 	}
-	manifest, err := b.cache.render(renderKey(ch.digest, b.rulesKey, opts, h.PostRenderers), b.opts.NoCache, func() ([]byte, error) {
+	manifest, err := b.cache.render(renderKey(ch.digest, b.rulesKey, opts, b.opts.Helm.ShowOnly, h.PostRenderers), b.opts.NoCache, func() ([]byte, error) {
 		b.stats.renders.Add(1)
 		chrt, err := ch.load()
 		if err != nil {
@@ -258,6 +257,12 @@ func (b *builder) render(ctx context.Context, id string) (*NodeResult, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("helm template: %w", err)
+		}
+		if len(b.opts.Helm.ShowOnly) > 0 {
+			// Unlike helm template, a pattern a chart does not match
+			// leaves its release empty, not failed: a run renders many
+			// charts.
+			out, _ = helm.ShowOnly(out, b.opts.Helm.ShowOnly)
 		}
 		if len(h.PostRenderers) > 0 {
 			if out, err = b.postRender(out, h.PostRenderers); err != nil {

@@ -182,11 +182,26 @@ func manifest(rel *release.Release, opts RenderOptions) ([]byte, error) {
 	if len(opts.ShowOnly) == 0 {
 		return []byte(b.String()), nil
 	}
-	split := releaseutil.SplitManifests(b.String())
+	out, missing := ShowOnly([]byte(b.String()), opts.ShowOnly)
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: could not find template %s in chart", ErrInvalidOptions, missing[0])
+	}
+	return out, nil
+}
+
+// ShowOnly keeps the manifests of a rendered chart (as Render returns it)
+// that come from templates matching patterns (paths in the chart such as
+// "templates/deploy.yaml", globs allowed), in the order helm template
+// --show-only prints them. It returns the patterns that matched nothing.
+func ShowOnly(manifest []byte, patterns []string) ([]byte, []string) {
+	split := releaseutil.SplitManifests(string(manifest))
 	keys := slices.Collect(maps.Keys(split))
 	slices.SortFunc(keys, func(a, b string) int { return manifestIndex(a) - manifestIndex(b) })
-	var out strings.Builder
-	for _, pattern := range opts.ShowOnly {
+	var (
+		out     strings.Builder
+		missing []string
+	)
+	for _, pattern := range patterns {
 		pattern = filepath.ToSlash(pattern)
 		found := false
 		for _, k := range keys {
@@ -201,10 +216,10 @@ func manifest(rel *release.Release, opts RenderOptions) ([]byte, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("%w: could not find template %s in chart", ErrInvalidOptions, pattern)
+			missing = append(missing, pattern)
 		}
 	}
-	return []byte(out.String()), nil
+	return []byte(out.String()), missing
 }
 
 // sourceLine finds a manifest's template path below the chart's name.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -61,9 +62,15 @@ func runBuild(ctx context.Context, kind string, args []string, stdout, stderr io
 	var objs []gitops.Object
 	failed := 0
 	for _, n := range nodes {
-		if n.Status == gitops.StatusFailed {
+		switch n.Status {
+		case gitops.StatusFailed:
 			fmt.Fprintf(stderr, "%s %s/%s failed: %s\n", n.Kind, n.Namespace, n.Name, n.Error)
 			failed++
+			continue
+		case gitops.StatusSkipped:
+			if !errors.Is(n.Err, gitops.ErrNotRendered) {
+				fmt.Fprintf(stderr, "%s %s/%s skipped: %s\n", n.Kind, n.Namespace, n.Name, n.Error)
+			}
 			continue
 		}
 		objs = append(objs, s.objects(n)...)

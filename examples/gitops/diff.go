@@ -175,6 +175,13 @@ func runDiffImages(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	// Images are everywhere: all namespaces unless -n is given.
+	s.all = true
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "n" || f.Name == "namespace" {
+			s.all = false
+		}
+	})
 	orig, cur, w, done, err := builds(ctx, &s, &d, "ks", "", false, stdout)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -50,6 +51,9 @@ func runTest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer r.close()
 	res, w := r.res, r.w
 	cluster := "./" + relPath(s.path)
+	if filepath.IsAbs(s.path) {
+		cluster = filepath.Clean(s.path)
+	}
 	ksName := make(map[string]string)
 	for _, n := range res.Nodes {
 		if n.Kind == "Kustomization" {
@@ -80,7 +84,7 @@ func runTest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			var bad []string
 			for _, o := range n.Objects {
 				if !res.Served(o.APIVersion, o.Kind) {
-					bad = append(bad, fmt.Sprintf("%s %s/%s: %s is not served", o.Kind, o.Namespace, o.Name, o.APIVersion))
+					bad = append(bad, fmt.Sprintf("%s %s: %s is not served", o.Kind, strings.TrimPrefix(o.Namespace+"/"+o.Name, "/"), o.APIVersion))
 				}
 			}
 			if len(bad) > 0 {
