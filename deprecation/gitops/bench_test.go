@@ -87,29 +87,32 @@ spec:
 	return filepath.Join(root)
 }
 
+// buildOK builds opts, which must build every node (want of them, unless
+// want is 0), and returns the number of nodes.
+func buildOK(tb testing.TB, opts gitops.Options, want int) int {
+	tb.Helper()
+	res, err := gitops.Build(context.Background(), opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, n := range res.Nodes {
+		if n.Status != gitops.StatusOK {
+			tb.Fatalf("%s: %s %s", n.ID, n.Status, n.Error)
+		}
+	}
+	if want > 0 && len(res.Nodes) != want {
+		tb.Fatalf("built %d nodes, want %d", len(res.Nodes), want)
+	}
+	return len(res.Nodes)
+}
+
 // BenchmarkBuild builds a generated repository of 200 Kustomizations and
 // 100 HelmReleases: the whole repository with parallelism 1 and with the
 // default, and one target's needs alone.
 func BenchmarkBuild(b *testing.B) {
 	repo := genRepo(b, 200, 100)
-	ctx := context.Background()
 	check := func(b *testing.B, opts gitops.Options, wantNodes int) {
-		res, err := gitops.Build(ctx, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ok := 0
-		for _, n := range res.Nodes {
-			if n.Status == gitops.StatusOK {
-				ok++
-			} else {
-				b.Fatalf("%s: %s %s", n.ID, n.Status, n.Error)
-			}
-		}
-		if wantNodes > 0 && ok != wantNodes {
-			b.Fatalf("built %d nodes, want %d", ok, wantNodes)
-		}
-		b.ReportMetric(float64(ok), "nodes")
+		b.ReportMetric(float64(buildOK(b, opts, wantNodes)), "nodes")
 	}
 	b.Run("whole/parallelism=1", func(b *testing.B) {
 		for b.Loop() {

@@ -277,6 +277,10 @@ type builder struct {
 	// customSchema is set when a kustomization in the repository has an
 	// openapi field: its builds take kustomizeMu for writing.
 	customSchema bool
+	// parsed says what decoding found in the files load decoded, so
+	// generated kustomizations need not decode them again. Read-only once
+	// loaded.
+	parsed map[string]parseState
 	// refused holds the files builds may not read, with the reason.
 	// Read-only once loaded.
 	refused map[string]error
@@ -330,6 +334,7 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		crds:          make(map[string]bool),
 		listed:        make(map[string][]string),
 		refused:       make(map[string]error),
+		parsed:        make(map[string]parseState),
 	}
 	if b.cache == nil {
 		b.cache = NewCache()
@@ -747,35 +752,49 @@ func (b *builder) buildNode(ctx context.Context, n *NodeResult, k *ksSpec) ([]da
 		data.WriteString("---\n")
 		data.Write(y)
 	}
-	b.mu.Lock()
+	// Parse and clean the objects outside the lock; only the shared maps
+	// are updated under it.
+	var (
+		kss  []*ksSpec
+		hrs  []*hrSpec
+		keep []Object
+	)
 	for i, o := range all {
 		switch {
 		case isFlux(o, groupKustomize, kindKustomization):
-			nk := parseKustomization(o)
-			if nk.marker == k.marker && nk.marker != "" {
-				break // its own object
-			}
-			if _, taken := b.claimed[nk.marker]; taken && nk.marker != "" {
-				break // a node already: built as read, or by another build
-			}
-			if _, dup := b.ks[nk.ID()]; dup {
-				break
-			}
-			b.ks[nk.ID()] = nk
-			if nk.marker != "" {
-				b.claimed[nk.marker] = nk.ID()
-			}
-			disc = append(disc, dag.Node[string]{ID: nk.ID(), Deps: append(slices.Clone(nk.DependsOn), n.ID), Target: b.onlyChain[nk.marker]})
+			kss = append(kss, parseKustomization(o))
 		case isFlux(o, groupHelm, kindHelmRelease):
-			h := parseHelmRelease(o, n.ID)
-			if _, ok := b.hrs[h.ID()]; !ok {
-				b.hrs[h.ID()] = h
-			}
-		default:
-			b.record(o, b.built, b.builtSources)
+			hrs = append(hrs, parseHelmRelease(o, n.ID))
+		case isSourceKind(o), isCRD(o), o.APIVersion == "v1" && (o.Kind == kindConfigMap || o.Kind == kindSecret):
+			keep = append(keep, o)
 		}
 		unmark(&all[i])
 		setCommonMetadata(all[i], k.CommonLabels, k.CommonAnnotations)
+	}
+	b.mu.Lock()
+	for _, nk := range kss {
+		if nk.marker == k.marker && nk.marker != "" {
+			continue // its own object
+		}
+		if _, taken := b.claimed[nk.marker]; taken && nk.marker != "" {
+			continue // a node already: built as read, or by another build
+		}
+		if _, dup := b.ks[nk.ID()]; dup {
+			continue
+		}
+		b.ks[nk.ID()] = nk
+		if nk.marker != "" {
+			b.claimed[nk.marker] = nk.ID()
+		}
+		disc = append(disc, dag.Node[string]{ID: nk.ID(), Deps: append(slices.Clone(nk.DependsOn), n.ID), Target: b.onlyChain[nk.marker]})
+	}
+	for _, h := range hrs {
+		if _, ok := b.hrs[h.ID()]; !ok {
+			b.hrs[h.ID()] = h
+		}
+	}
+	for _, o := range keep {
+		b.record(o, b.built, b.builtSources)
 	}
 	b.mu.Unlock()
 	if err := b.collect(ctx, n, all, data.Bytes()); err != nil {
@@ -1009,15 +1028,27 @@ func (b *builder) manifests(dir string) ([]string, error) {
 		if !isManifest(path) {
 			return nil
 		}
-		data, err := b.mem.ReadFile(path)
-		if err != nil {
-			return err
-		}
 		// A file that is not YAML is listed all the same, so the build
 		// reports it, unless it is a template (a chart's, say), which
 		// Flux's generated kustomization would not take either.
-		objs, err := decodeObjects(path, data)
-		if (err == nil && len(objs) == 0) || (err != nil && bytes.Contains(data, []byte("{{"))) {
+		st := b.parsed[path]
+		var data []byte
+		if st == notParsed || st == parsedBad {
+			var err error
+			if data, err = b.mem.ReadFile(path); err != nil {
+				return err
+			}
+		}
+		if st == notParsed {
+			objs, err := decodeObjects(path, data)
+			st = parsedObjects
+			if err != nil {
+				st = parsedBad
+			} else if len(objs) == 0 {
+				st = parsedEmpty
+			}
+		}
+		if st == parsedEmpty || (st == parsedBad && bytes.Contains(data, []byte("{{"))) {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)

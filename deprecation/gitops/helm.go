@@ -525,11 +525,12 @@ func (b *builder) runKustomize(fsys filesys.FileSystem, dir string) ([]doc, erro
 	}
 	docs := make([]doc, 0, rm.Size())
 	for _, r := range rm.Resources() {
-		y, err := r.AsYAML()
+		// The node as kyaml holds it: AsYAML would go through JSON.
+		y, err := r.RNode.String()
 		if err != nil {
 			return nil, fmt.Errorf("kustomize build: %w", err)
 		}
-		docs = append(docs, doc{yaml: y, annotations: r.GetAnnotations()})
+		docs = append(docs, doc{yaml: []byte(y), annotations: r.GetAnnotations()})
 	}
 	return docs, nil
 }

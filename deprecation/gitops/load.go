@@ -30,7 +30,20 @@ type loaded struct {
 	objs []Object // the file's objects, for files under Options.Path
 	// (and, for HelmReleases, files elsewhere that name the kind)
 	under bool // under Options.Path
+	// parsed says, for a file decoded, whether it holds objects
+	// (parsedObjects), none (parsedEmpty) or does not decode (parsedBad).
+	parsed parseState
 }
+
+// parseState is what decoding a manifest found.
+type parseState int8
+
+const (
+	notParsed parseState = iota
+	parsedObjects
+	parsedEmpty
+	parsedBad
+)
 
 // load copies the repository (from disk or Options.FS) and the mapped
 // sources into memory and reads the Flux objects, ConfigMaps and Secrets
@@ -118,6 +131,9 @@ func (b *builder) load(ctx context.Context) error {
 		if err := b.mem.WriteFile(f.path, f.data); err != nil {
 			return fmt.Errorf("%w: %w", ErrPath, err)
 		}
+		if f.parsed != notParsed {
+			b.parsed[f.path] = f.parsed
+		}
 		b.discover(f)
 	}
 	return nil
@@ -169,7 +185,16 @@ func (b *builder) read(trees []tree, f *loaded) error {
 		// Kustomizations are looked for under Options.Path only;
 		// HelmReleases anywhere, for Options.Only to find.
 		if f.under || bytes.Contains(data, []byte(kindHelmRelease)) {
-			f.objs, _ = decodeObjects(f.rel, data)
+			var err error
+			f.objs, err = decodeObjects(f.rel, data)
+			switch {
+			case err != nil:
+				f.parsed = parsedBad
+			case len(f.objs) == 0:
+				f.parsed = parsedEmpty
+			default:
+				f.parsed = parsedObjects
+			}
 		}
 	}
 	f.data = data

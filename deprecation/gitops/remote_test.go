@@ -101,16 +101,7 @@ func chartServers(t *testing.T) (repoURL, ociHost string, repoLog, ociLog *reque
 	pkgs := t.TempDir()
 	_, v1 := packageChart(t, pkgs, "web", "1.0.0")
 	_, v11 := packageChart(t, pkgs, "web", "1.1.0")
-	repoLog = &requestLog{}
-	files := http.FileServer(http.Dir(pkgs))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		repoLog.add(r.URL.Path)
-		files.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	index, err := repo.IndexDirectory(pkgs, srv.URL)
-	require.NoError(t, err)
-	require.NoError(t, index.WriteFile(filepath.Join(pkgs, "index.yaml"), 0o644))
+	repoURL, repoLog = chartRepo(t, pkgs)
 
 	ociLog = &requestLog{}
 	reg := ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)))
@@ -127,7 +118,24 @@ func chartServers(t *testing.T) (repoURL, ociHost string, repoLog, ociLog *reque
 		require.NoError(t, err)
 	}
 	ociLog.paths = nil // count what the builds ask for
-	return srv.URL, ociHost, repoLog, ociLog
+	return repoURL, ociHost, repoLog, ociLog
+}
+
+// chartRepo serves the chart packages in dir as a chart repository, with
+// the index.yaml Helm writes for them, on loopback.
+func chartRepo(tb testing.TB, dir string) (string, *requestLog) {
+	tb.Helper()
+	log := &requestLog{}
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.add(r.URL.Path)
+		files.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(srv.Close)
+	index, err := repo.IndexDirectory(dir, srv.URL)
+	require.NoError(tb, err)
+	require.NoError(tb, index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644))
+	return srv.URL, log
 }
 
 // remoteRepo writes a Flux repository whose HelmReleases use every kind
