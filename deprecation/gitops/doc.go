@@ -58,6 +58,13 @@
 // asked for), the images they use and the deprecation findings of one
 // shared deprecation.Checker.
 //
+// Compare diffs the nodes of two builds (the working tree and another
+// version) object by object, as flux-local's diff does, and writes the
+// result as a unified diff, or as YAML or JSON for bots; CompareImages
+// lists the images that changed. MarshalObject writes an object as YAML in
+// a stable key order, so equal objects diff as equal. Result.Served says
+// whether the target serves an apiVersion and kind.
+//
 // Concurrency: Build is safe to call from several goroutines. Kustomize
 // builds run in parallel, each over its own view of the in-memory
 // repository; only a repository with a kustomization that sets a custom

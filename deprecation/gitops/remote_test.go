@@ -286,3 +286,46 @@ func TestBuildOnlyHelmRelease(t *testing.T) {
 	_, err = gitops.Build(context.Background(), gitops.Options{Path: dir, Only: "HelmRelease/nope"})
 	require.ErrorIs(t, err, gitops.ErrUnknownNode)
 }
+
+// spec.postRenderers' kustomize patches and images apply to the rendered
+// manifest; a chartRef to an ExternalArtifact reads the chart from the
+// directory Sources maps it to.
+func TestBuildPostRenderersAndExternalArtifact(t *testing.T) {
+	dir := t.TempDir()
+	chart := t.TempDir()
+	writeTree(t, chart, map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {{ .Release.Name }}}\nspec:\n  replicas: 1\n  template:\n    spec: {containers: [{name: app, image: \"nginx:1.25\"}]}\n",
+	})
+	writeTree(t, dir, map[string]string{
+		"clusters/ks.yaml": gitops.FluxKustomization("apps", "./apps"),
+		"apps/hr.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: app, namespace: apps}
+spec:
+  chartRef: {kind: ExternalArtifact, name: app-chart}
+  postRenderers:
+  - kustomize:
+      images: [{name: nginx, newTag: "1.27"}]
+      patches:
+      - target: {kind: Deployment}
+        patch: |
+          - op: replace
+            path: /spec/replicas
+            value: 3
+`,
+	})
+	res, err := gitops.Build(context.Background(), gitops.Options{Path: dir, SkipChecks: true, Sources: map[string]string{"apps/app-chart": chart}})
+	require.NoError(t, err)
+	n := res.Node("HelmRelease/apps/app")
+	require.NotNil(t, n)
+	require.Equal(t, gitops.StatusOK, n.Status, n.Error)
+	assert.Equal(t, []string{"nginx:1.27"}, n.Images)
+	require.Len(t, n.Objects, 1)
+	assert.Equal(t, 3, n.Objects[0].Body["spec"].(map[string]any)["replicas"])
+
+	// Without a mapping the ExternalArtifact is a remote chart: skipped.
+	res, err = gitops.Build(context.Background(), gitops.Options{Path: dir, SkipChecks: true})
+	require.NoError(t, err)
+	assert.ErrorIs(t, res.Node("HelmRelease/apps/app").Err, gitops.ErrRemoteChart)
+}
