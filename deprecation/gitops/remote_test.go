@@ -294,7 +294,7 @@ func TestBuildPostRenderersAndExternalArtifact(t *testing.T) {
 	dir := t.TempDir()
 	chart := t.TempDir()
 	writeTree(t, chart, map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"Chart.yaml":            "apiVersion: v2\nname: app\nversion: 0.1.0\n",
 		"templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {{ .Release.Name }}}\nspec:\n  replicas: 1\n  template:\n    spec: {containers: [{name: app, image: \"nginx:1.25\"}]}\n",
 	})
 	writeTree(t, dir, map[string]string{
