@@ -148,20 +148,28 @@ func runDiff(ctx context.Context, kind string, args []string, stdout, stderr io.
 		}
 	}
 	diff := gitops.Compare(a, b, gitops.DiffOptions{Context: d.unified, StripAttrs: d.strip, LimitBytes: d.limitBytes})
+	failed := 0
 	for _, side := range [][]*gitops.NodeResult{b, a} {
 		for _, n := range side {
 			if n.Status == gitops.StatusFailed {
 				fmt.Fprintf(stderr, "%s %s/%s failed: %s\n", n.Kind, n.Namespace, n.Name, n.Error)
+				failed++
 			}
 		}
 	}
 	switch d.output {
 	case "yaml":
-		return diff.WriteYAML(w)
+		err = diff.WriteYAML(w)
 	case "json":
-		return diff.WriteJSON(w)
+		err = diff.WriteJSON(w)
+	default:
+		err = diff.WriteUnified(w)
 	}
-	return diff.WriteUnified(w)
+	if err == nil && failed > 0 {
+		// The diff leaves those nodes out: say so with the exit code.
+		err = fmt.Errorf("%d builds failed; their objects are not in the diff", failed)
+	}
+	return err
 }
 
 // runDiffImages lists the images each Kustomization and HelmRelease
