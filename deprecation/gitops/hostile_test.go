@@ -51,7 +51,7 @@ func TestBuildHostileInput(t *testing.T) {
 		"slow/hr.yaml": "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: slow, namespace: slow}\nspec:\n  chart: {spec: {chart: ./charts/slow, sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}}}\n---\n" +
 			"apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: escape, namespace: slow}\nspec:\n  chart: {spec: {chart: ../../../etc, sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}}}\n",
 		"charts/slow/Chart.yaml":        "apiVersion: v2\nname: slow\nversion: 0.1.0\n",
-		"charts/slow/templates/cm.yaml": "{{- range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n",
+		"charts/slow/templates/cm.yaml": "{{- range until 30000 }}{{ range until 30000 }}{{ end }}{{ end }}\n",
 	})
 	// A symlink to a file outside the repository is not followed.
 	require.NoError(t, os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "linked", "stolen.yaml")))
