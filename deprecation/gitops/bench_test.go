@@ -87,29 +87,32 @@ spec:
 	return filepath.Join(root)
 }
 
+// buildOK builds opts, which must build every node (want of them, unless
+// want is 0), and returns the number of nodes.
+func buildOK(tb testing.TB, opts gitops.Options, want int) int {
+	tb.Helper()
+	res, err := gitops.Build(context.Background(), opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, n := range res.Nodes {
+		if n.Status != gitops.StatusOK {
+			tb.Fatalf("%s: %s %s", n.ID, n.Status, n.Error)
+		}
+	}
+	if want > 0 && len(res.Nodes) != want {
+		tb.Fatalf("built %d nodes, want %d", len(res.Nodes), want)
+	}
+	return len(res.Nodes)
+}
+
 // BenchmarkBuild builds a generated repository of 200 Kustomizations and
 // 100 HelmReleases: the whole repository with parallelism 1 and with the
 // default, and one target's needs alone.
 func BenchmarkBuild(b *testing.B) {
 	repo := genRepo(b, 200, 100)
-	ctx := context.Background()
 	check := func(b *testing.B, opts gitops.Options, wantNodes int) {
-		res, err := gitops.Build(ctx, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ok := 0
-		for _, n := range res.Nodes {
-			if n.Status == gitops.StatusOK {
-				ok++
-			} else {
-				b.Fatalf("%s: %s %s", n.ID, n.Status, n.Error)
-			}
-		}
-		if wantNodes > 0 && ok != wantNodes {
-			b.Fatalf("built %d nodes, want %d", ok, wantNodes)
-		}
-		b.ReportMetric(float64(ok), "nodes")
+		b.ReportMetric(float64(buildOK(b, opts, wantNodes)), "nodes")
 	}
 	b.Run("whole/parallelism=1", func(b *testing.B) {
 		for b.Loop() {
@@ -185,5 +188,38 @@ spec:
 		if many := summary(8); !slices.Equal(one, many) {
 			t.Fatalf("parallel build differs:\n%v\n%v", one, many)
 		}
+	}
+}
+
+// Building one Kustomization touches its dependency closure only: the
+// kustomize builds and chart renders are counted.
+func TestBuildOnlyClosure(t *testing.T) {
+	repo := genRepo(t, 40, 20)
+	for _, tt := range []struct {
+		only            string
+		builds, renders int
+	}{
+		{"ks-009", 10, 1},             // ks-000…ks-009 (a chain), and hr-009 that ks-009 holds
+		{"ks-010", 1, 1},              // the head of a chain: itself, and hr-010
+		{"ks-035", 6, 0},              // ks-030…ks-035; HelmReleases only go to app-000…app-019
+		{"HelmRelease/web-012", 3, 1}, // ks-010…ks-012, which holds it
+	} {
+		t.Run(tt.only, func(t *testing.T) {
+			res, err := gitops.Build(context.Background(), gitops.Options{Path: repo, Only: tt.only, SkipChecks: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range res.Nodes {
+				if n.Status != gitops.StatusOK {
+					t.Errorf("%s: %s %s", n.ID, n.Status, n.Error)
+				}
+			}
+			if res.Stats.Kustomizations != tt.builds || res.Stats.HelmReleases != tt.renders {
+				t.Errorf("built %d Kustomizations and rendered %d HelmReleases, want %d and %d", res.Stats.Kustomizations, res.Stats.HelmReleases, tt.builds, tt.renders)
+			}
+			if len(res.Nodes) != tt.builds+tt.renders {
+				t.Errorf("%d nodes, want %d", len(res.Nodes), tt.builds+tt.renders)
+			}
+		})
 	}
 }

@@ -8,21 +8,20 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"gopkg.in/yaml.v3"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/fleetkit/fleetkit/deprecation"
+	"github.com/fleetkit/fleetkit/deprecation/helm"
 	"github.com/fleetkit/fleetkit/internal/dag"
 )
 
@@ -30,12 +29,26 @@ import (
 var (
 	// ErrPath is returned when Options.Path is not a readable directory.
 	ErrPath = errors.New("gitops: bad repository path")
-	// ErrUnknownNode is returned when Options.Only names no Kustomization,
-	// or more than one.
+	// ErrUnknownNode is returned when Options.Only names no Kustomization
+	// or HelmRelease, or more than one.
 	ErrUnknownNode = errors.New("gitops: unknown kustomization")
-	// ErrNotFound is reported on a node whose spec.path, or a ConfigMap
-	// or Secret it substitutes from, is not in the repository.
+	// ErrNotFound is reported on a node whose spec.path, chart, or a
+	// ConfigMap or Secret it reads, is not in the repository.
 	ErrNotFound = errors.New("gitops: not found")
+	// ErrRemoteChart is reported, as a skipped node, on a HelmRelease
+	// whose chart is remote when Options.FetchCharts is off and
+	// Options.ChartCache does not hold it. HelmReleases that depend on it
+	// still render.
+	ErrRemoteChart = errors.New("gitops: not rendered: remote chart")
+	// ErrFetch is reported on a HelmRelease whose remote chart could not
+	// be fetched.
+	ErrFetch = errors.New("gitops: fetching chart")
+	// ErrNotRendered is reported, as a skipped node, on every HelmRelease
+	// of a Build with Options.NoRender.
+	ErrNotRendered = errors.New("gitops: not rendered")
+	// ErrRenderTimeout is reported on a HelmRelease whose chart did not
+	// render within Options.RenderTimeout.
+	ErrRenderTimeout = errors.New("gitops: chart rendering timed out")
 )
 
 // kustomizeMu guards the one piece of process-wide state a kustomize
@@ -50,32 +63,73 @@ var (
 // once loaded, through its own buildFS.
 var kustomizeMu sync.RWMutex
 
+// loadRestrictions lets a kustomization read files outside its own
+// directory, as Flux does. It cannot read outside the repository: builds
+// read only the in-memory copy of the repository and mapped sources.
+const loadRestrictions = types.LoadRestrictionsNone
+
+// maxFileBytes bounds one file of the repository: larger files are left
+// out of the in-memory copy (a build that reads one fails as if it were
+// missing), so a stray disk image in a repository cannot exhaust memory.
+const maxFileBytes = 32 << 20
+
 // Options configures Build.
 type Options struct {
-	// Path is the repository (or a directory in it) to build. Required.
+	// Path is the directory whose Flux Kustomizations are built (a
+	// cluster's directory, or the whole repository). Required.
 	Path string
-	// Sources maps a GitRepository or OCIRepository ("namespace/name" or
-	// "name") to a local directory. A source without an entry is the
-	// repository at Path.
+	// Root is the repository: the source a Kustomization's or chart's
+	// GitRepository (one not in Sources) is read from, so spec.path is
+	// relative to it. Empty means Path. Path must be inside Root.
+	Root string
+	// FS, when set, is the repository's content (a git revision, say),
+	// read in place of the directory Root on disk: Root is only the name
+	// its files have in paths and errors, and Path must be inside Root.
+	FS fs.FS
+	// Sources maps a GitRepository, OCIRepository, Bucket or
+	// ExternalArtifact ("namespace/name" or "name") to a local directory.
+	// A GitRepository without an entry is the repository.
 	Sources map[string]string
 	// Parallelism bounds the nodes built at once; 0 means GOMAXPROCS.
 	Parallelism int
-	// Only, when set, builds just this Kustomization ("namespace/name",
-	// or a name that is unique), what it depends on, and the HelmReleases
-	// it holds with theirs.
+	// Only, when set, builds just one node and what it needs: a
+	// Kustomization ("namespace/name", or a name that is unique) with the
+	// HelmReleases it holds, or a HelmRelease ("HelmRelease/namespace/name"
+	// or "HelmRelease/name"), with the Kustomizations that render it.
+	// Names are those written in the repository.
 	Only string
-	// Target is the Kubernetes release to check against; zero means the
-	// newest the rules know of. Ignored when Checker is set.
+	// Target is the Kubernetes release to check and render for; zero
+	// means the newest the rules know of. Ignored when Checker is set.
 	Target deprecation.Version
 	// Checker checks every node's objects; nil means one built from
-	// deprecation.DefaultRules() and Target.
+	// deprecation.DefaultRules() and Target. Its target is the Kubernetes
+	// version charts are rendered for.
 	Checker *deprecation.Checker
-	// ChartCache is a directory of remote charts, as `helm pull` leaves
+	// SkipChecks leaves NodeResult.Findings empty: nothing is checked.
+	SkipChecks bool
+	// FetchCharts fetches the remote charts of HelmReleases with the Helm
+	// SDK: HelmRepository (HTTP(S) index or OCI), OCIRepository and
+	// HelmChart chartRefs. Without it, only ChartCache is looked in and
+	// other remote charts are reported as not rendered (ErrRemoteChart).
+	FetchCharts bool
+	// ChartCache is a directory of remote charts: as `helm pull` leaves
 	// them (<chart>-<version>.tgz, or a directory <chart>-<version> or
-	// <chart>); HelmReleases of a HelmRepository chart found there are
-	// rendered, the others are reported as not rendered. Nothing is
-	// fetched.
+	// <chart>), looked in first; charts fetched at an exact version or
+	// digest are kept there too, for the next run.
 	ChartCache string
+	// Cache, shared by several Builds, fetches each chart and renders
+	// each HelmRelease once for all of them; nil means one for this Build.
+	Cache *Cache
+	// NoCache renders every HelmRelease, even one rendered before with
+	// the same inputs, and neither reads nor writes ChartCache.
+	NoCache bool
+	// NoRender lists the HelmReleases the builds find without rendering
+	// them: each is reported as skipped with ErrNotRendered.
+	NoRender bool
+	// Helm holds `helm template`'s flags.
+	Helm HelmOptions
+	// RenderTimeout bounds one chart's rendering; 0 means 2 minutes.
+	RenderTimeout time.Duration
 	// IncludeCRDs and IncludeSecrets keep CustomResourceDefinitions and
 	// Secrets in NodeResult.Objects; they are left out by default. They
 	// are checked either way.
@@ -85,6 +139,17 @@ type Options struct {
 	// "group/version/Kind". The built-in APIs of the target and the CRDs
 	// in the repository are always there.
 	APIVersions []string
+}
+
+// HelmOptions are the flags of `helm template` that change what a
+// HelmRelease renders to.
+type HelmOptions struct {
+	// IsUpgrade sets .Release.IsUpgrade; NoHooks leaves hooks out;
+	// SkipTests leaves test hooks out; SkipSchemaValidation skips the
+	// charts' values.schema.json.
+	IsUpgrade, NoHooks, SkipTests, SkipSchemaValidation bool
+	// ShowOnly keeps the manifests of these templates only.
+	ShowOnly []string
 }
 
 // Status is the outcome of one node.
@@ -107,7 +172,13 @@ type NodeResult struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Path is the directory built (spec.path), or the chart.
-	Path   string `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Chart is a HelmRelease's chart source, as written.
+	Chart *ChartSource `json:"chart,omitempty"`
+	// Labels are the Flux object's labels.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Owner is the Kustomization whose build holds a HelmRelease.
+	Owner  string `json:"owner,omitempty"`
 	Status Status `json:"status"`
 	// Error is Err's text.
 	Error string `json:"error,omitempty"`
@@ -131,6 +202,38 @@ type NodeResult struct {
 type Result struct {
 	// Nodes holds every node the run considered, sorted by ID.
 	Nodes []*NodeResult `json:"nodes"`
+	// Stats counts the work done.
+	Stats Stats `json:"stats"`
+	// apis are the group/versions (and group/version/kinds) the target
+	// serves: its built-in APIs, the repository's CRDs and
+	// Options.APIVersions; removed the group/version/kinds it no longer
+	// serves.
+	apis, removed map[string]bool
+}
+
+// Served reports whether the target serves objects of apiVersion and
+// kind: a built-in API it has not removed, a CRD of the repository or one
+// of Options.APIVersions (Flux's own APIs count as served: Flux applies
+// these objects). It knows APIs at the group/version level (and the kinds
+// the deprecation rules name), not their schemas.
+func (r *Result) Served(apiVersion, kind string) bool {
+	if r.apis[apiVersion+"/"+kind] {
+		return true
+	}
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok && strings.HasSuffix(g, ".toolkit.fluxcd.io") {
+		return true // Flux serves its own APIs where it applies these objects
+	}
+	return r.apis[apiVersion] && !r.removed[apiVersion+"/"+kind]
+}
+
+// Stats counts the work of one Build.
+type Stats struct {
+	// Kustomizations counts kustomize builds, HelmReleases chart renders
+	// (a render shared through Options.Cache counts once), ChartsFetched
+	// charts downloaded.
+	Kustomizations int `json:"kustomizations"`
+	HelmReleases   int `json:"helmReleases"`
+	ChartsFetched  int `json:"chartsFetched"`
 }
 
 // Node returns the node with this ID, or nil.
@@ -145,41 +248,58 @@ func (r *Result) Node(id string) *NodeResult {
 // builder is the state of one Build.
 type builder struct {
 	opts    Options
-	root    string
+	root    string // the repository, absolute
+	path    string // Options.Path, absolute
 	checker *deprecation.Checker
+	cache   *Cache
+	stats   stats
+	// renderTimeout bounds a render.
+	renderTimeout time.Duration
 	// mem holds a copy of the repository and sources, read-only once
 	// loaded; every build reads it through a buildFS of its own.
 	mem filesys.FileSystem
 	// configs are the ConfigMaps and Secrets in the repository, by
-	// "Kind/namespace/name" (namespace may be empty). Read-only once
-	// loaded.
-	configs map[string]Object
+	// "Kind/namespace/name" (namespace may be empty); sources likewise
+	// the Flux source objects. Read-only once loaded.
+	configs, sources map[string]Object
 	// raws are the Flux Kustomizations as read from the repository's
-	// files; container and contents say which build renders which (see
-	// contain); onlyChain holds the markers of Options.Only and the
-	// Kustomizations that render it. Read-only once loaded.
-	raws      []*Kustomization
-	byMarker  map[string]*Kustomization
+	// files; rawHRs the HelmReleases. container and contents say which
+	// build renders which (see contain); scopes what each build reads;
+	// onlyChain holds the markers of Options.Only and the Kustomizations
+	// that render it. Read-only once loaded.
+	raws      []*ksSpec
+	rawHRs    []rawHR
+	byMarker  map[string]*ksSpec
+	scopes    []scope
 	container map[string]string
 	contents  map[string][]string
 	onlyChain map[string]bool
 	// customSchema is set when a kustomization in the repository has an
 	// openapi field: its builds take kustomizeMu for writing.
 	customSchema bool
+	// parsed says what decoding found in the files load decoded, so
+	// generated kustomizations need not decode them again. Read-only once
+	// loaded.
+	parsed map[string]parseState
+	// refused holds the files builds may not read, with the reason.
+	// Read-only once loaded.
+	refused map[string]error
+	// chartFiles holds the local charts read, by directory.
+	chartFiles onceMap[string, chartFiles]
 
-	kubeVersion *chartutil.KubeVersion // the checker's target, for Helm
-	apiVersions chartutil.VersionSet   // served APIs for Helm, set before rendering
+	apiVersions []string // CRDs and Options.APIVersions, set before rendering
+	rulesKey    string   // the checker's rules, in render keys
 
-	// mu guards ks, hrs, claimed, built, crds and listed.
+	// mu guards ks, hrs, claimed, built, builtSources, crds and listed.
 	mu  sync.Mutex
-	ks  map[string]*Kustomization
-	hrs map[string]*HelmRelease
+	ks  map[string]*ksSpec
+	hrs map[string]*hrSpec
 	// claimed maps the marker of a raw Kustomization to the node it
 	// became; a marker is claimed once.
 	claimed map[string]string
 	// built holds the ConfigMaps and Secrets rendered by Kustomizations,
-	// keyed like configs.
-	built map[string]Object
+	// keyed like configs; builtSources the source objects.
+	built, builtSources map[string]Object
 	// crds holds the group/versions (and group/version/kinds) of the CRDs
 	// in the repository and its build output.
 	crds map[string]bool
@@ -188,38 +308,45 @@ type builder struct {
 	listed map[string][]string
 }
 
+// rawHR is a HelmRelease as read from a file of the repository.
+type rawHR struct {
+	namespace, name, file string
+}
+
 // Build builds the Flux Kustomizations in opts.Path. The error is non-nil
 // only when the run cannot start (a bad path or Only); a node's failure
 // is reported on the node.
 func Build(ctx context.Context, opts Options) (*Result, error) {
-	root, err := filepath.Abs(opts.Path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPath, err)
-	}
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: %s is not a directory", ErrPath, opts.Path)
-	}
 	b := &builder{
-		opts:     opts,
-		root:     root,
-		checker:  opts.Checker,
-		mem:      filesys.MakeFsInMemory(),
-		configs:  make(map[string]Object),
-		byMarker: make(map[string]*Kustomization),
-		ks:       make(map[string]*Kustomization),
-		hrs:      make(map[string]*HelmRelease),
-		claimed:  make(map[string]string),
-		built:    make(map[string]Object),
-		crds:     make(map[string]bool),
-		listed:   make(map[string][]string),
+		opts:          opts,
+		checker:       opts.Checker,
+		cache:         opts.Cache,
+		renderTimeout: cmp.Or(opts.RenderTimeout, 2*time.Minute),
+		mem:           filesys.MakeFsInMemory(),
+		configs:       make(map[string]Object),
+		sources:       make(map[string]Object),
+		byMarker:      make(map[string]*ksSpec),
+		ks:            make(map[string]*ksSpec),
+		hrs:           make(map[string]*hrSpec),
+		claimed:       make(map[string]string),
+		built:         make(map[string]Object),
+		builtSources:  make(map[string]Object),
+		crds:          make(map[string]bool),
+		listed:        make(map[string][]string),
+		refused:       make(map[string]error),
+		parsed:        make(map[string]parseState),
 	}
+	if b.cache == nil {
+		b.cache = NewCache()
+	}
+	if err := b.paths(); err != nil {
+		return nil, err
+	}
+	var err error
 	if b.checker == nil {
 		if b.checker, err = deprecation.NewChecker(nil, deprecation.Options{Target: opts.Target}); err != nil {
 			return nil, fmt.Errorf("gitops: checker: %w", err)
 		}
-	}
-	if b.kubeVersion, err = kubeVersion(b.checker.Target()); err != nil {
-		return nil, err
 	}
 	if err := b.load(ctx); err != nil {
 		return nil, err
@@ -243,10 +370,11 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	}
 	var (
 		targets []string
-		only    *Kustomization
+		only    *ksSpec
+		onlyHR  *rawHR
 	)
 	if opts.Only != "" {
-		if only, err = b.resolve(opts.Only); err != nil {
+		if only, onlyHR, err = b.resolve(opts.Only); err != nil {
 			return nil, err
 		}
 		// The target is reached through the builds that render it: they
@@ -275,8 +403,12 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			err  error
 		)
 		if strings.HasPrefix(id, helmPrefix) {
-			n, err = b.render(ctx, id)
-			if errors.Is(err, ErrRemoteChart) {
+			if b.opts.NoRender {
+				n, err = b.node(id), ErrNotRendered
+			} else {
+				n, err = b.render(ctx, id)
+			}
+			if errors.Is(err, ErrRemoteChart) || errors.Is(err, ErrNotRendered) {
 				// Not rendered, yet not failed: the HelmReleases that
 				// depend on it still render.
 				n.Err, err = err, nil
@@ -296,17 +428,22 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	// HelmReleases render once every Kustomization they may read from is
 	// built, so the APIs their charts see (the CRDs of the whole build) do
 	// not depend on timing.
-	b.apiVersions = b.servedAPIs()
-	owner := ""
+	b.apiVersions = b.extraAPIs()
+	b.rulesKey = rulesDigest(b.checker.Rules())
+	var pick func(h *hrSpec) bool
 	if only != nil {
 		b.mu.Lock()
-		owner = b.claimed[only.marker]
+		owner := b.claimed[only.marker]
 		b.mu.Unlock()
 		if owner == "" {
 			owner = only.ID()
 		}
+		pick = func(h *hrSpec) bool { return h.Owner == owner }
+		if onlyHR != nil {
+			pick = func(h *hrSpec) bool { return h.Owner == owner && h.Name == onlyHR.name }
+		}
 	}
-	herrs, err := b.renderReleases(ctx, owner, errs, par, fn)
+	herrs, err := b.renderReleases(ctx, pick, errs, par, fn)
 	if err != nil {
 		return nil, err
 	}
@@ -317,13 +454,14 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		if n == nil {
 			n = b.node(id)
 		}
+		b.describe(n)
 		if err == nil {
 			err = n.Err
 		}
 		n.Status, n.Err = StatusOK, err
 		switch {
 		case err == nil:
-		case errors.Is(err, dag.ErrDependency), errors.Is(err, ErrRemoteChart), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, dag.ErrDependency), errors.Is(err, ErrRemoteChart), errors.Is(err, ErrNotRendered), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			n.Status, n.Error = StatusSkipped, err.Error()
 		default:
 			n.Status, n.Error = StatusFailed, err.Error()
@@ -334,12 +472,60 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 		res.Nodes = append(res.Nodes, n)
 	}
 	sort.Slice(res.Nodes, func(i, j int) bool { return res.Nodes[i].ID < res.Nodes[j].ID })
+	res.Stats = Stats{
+		Kustomizations: int(b.stats.builds.Load()),
+		HelmReleases:   int(b.stats.renders.Load()),
+		ChartsFetched:  int(b.stats.fetches.Load()),
+	}
+	res.apis = b.servedAPIs()
+	res.removed = make(map[string]bool)
+	for _, r := range b.checker.Rules().Rules() {
+		if !r.RemovedIn.IsZero() && !b.checker.Target().Less(r.RemovedIn) {
+			res.removed[r.APIVersion+"/"+r.Kind] = true
+		}
+	}
 	return res, nil
 }
 
+// paths sets root and path from Options.
+func (b *builder) paths() error {
+	if b.opts.Path == "" {
+		return fmt.Errorf("%w: Options.Path is required", ErrPath)
+	}
+	path, err := filepath.Abs(b.opts.Path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPath, err)
+	}
+	root := path
+	if b.opts.Root != "" {
+		if root, err = filepath.Abs(b.opts.Root); err != nil {
+			return fmt.Errorf("%w: %w", ErrPath, err)
+		}
+	}
+	if !within(root, path) {
+		return fmt.Errorf("%w: %s is not inside %s", ErrPath, b.opts.Path, b.opts.Root)
+	}
+	b.root, b.path = root, path
+	return nil
+}
+
+// describe fills in what a node's spec says, whether or not it was built.
+func (b *builder) describe(n *NodeResult) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h := b.hrs[n.ID]; h != nil {
+		c := h.Chart
+		n.Chart, n.Labels, n.Owner = &c, h.Labels, h.Owner
+		return
+	}
+	if k := b.ks[n.ID]; k != nil {
+		n.Labels = k.Labels
+	}
+}
+
 // renderReleases renders the HelmReleases the builds found: all of them,
-// or those of owner and the HelmReleases they depend on.
-func (b *builder) renderReleases(ctx context.Context, owner string, done map[string]error, par int, fn dag.Func[string]) (map[string]error, error) {
+// or those pick chooses and the HelmReleases they depend on.
+func (b *builder) renderReleases(ctx context.Context, pick func(*hrSpec) bool, done map[string]error, par int, fn dag.Func[string]) (map[string]error, error) {
 	var (
 		g       dag.Graph[string]
 		targets []string
@@ -354,12 +540,12 @@ func (b *builder) renderReleases(ctx context.Context, owner string, done map[str
 			b.mu.Unlock()
 			return nil, fmt.Errorf("gitops: %w", err)
 		}
-		if owner != "" && h.Owner == owner {
+		if pick != nil && pick(h) {
 			targets = append(targets, id)
 		}
 	}
 	b.mu.Unlock()
-	if g.Len() == 0 || (owner != "" && len(targets) == 0) {
+	if g.Len() == 0 || (pick != nil && len(targets) == 0) {
 		return nil, nil
 	}
 	errs, err := g.Run(ctx, dag.Options[string]{Parallelism: par, Targets: targets}, fn)
@@ -369,20 +555,38 @@ func (b *builder) renderReleases(ctx context.Context, owner string, done map[str
 	return errs, nil
 }
 
-// resolve finds the raw Kustomization Options.Only names: by
-// "namespace/name" or a unique name, as written in the repository.
-func (b *builder) resolve(only string) (*Kustomization, error) {
-	var found []*Kustomization
+// resolve finds the raw Kustomization Options.Only names (by
+// "namespace/name" or a unique name, as written in the repository) or,
+// for a HelmRelease, the raw HelmRelease and the Kustomization whose build
+// reads its file.
+func (b *builder) resolve(only string) (*ksSpec, *rawHR, error) {
+	if rest, ok := strings.CutPrefix(only, helmPrefix); ok {
+		var found []rawHR
+		for _, h := range b.rawHRs {
+			if h.namespace+"/"+h.name == rest || (!strings.Contains(rest, "/") && h.name == rest) {
+				found = append(found, h)
+			}
+		}
+		if len(found) != 1 {
+			return nil, nil, fmt.Errorf("%w: %s matches %d helmreleases", ErrUnknownNode, only, len(found))
+		}
+		m := b.enclosing(filepath.Join(b.root, filepath.FromSlash(found[0].file)), "")
+		if m == "" {
+			return nil, nil, fmt.Errorf("%w: %s: no Kustomization builds %s", ErrUnknownNode, only, found[0].file)
+		}
+		return b.byMarker[m], &found[0], nil
+	}
+	var found []*ksSpec
 	for _, k := range b.raws {
 		if k.ID() == only || (!strings.Contains(only, "/") && k.Name == only) {
 			found = append(found, k)
 		}
 	}
-	found = slices.CompactFunc(found, func(a, b *Kustomization) bool { return a.ID() == b.ID() })
+	found = slices.CompactFunc(found, func(a, b *ksSpec) bool { return a.ID() == b.ID() })
 	if len(found) != 1 {
-		return nil, fmt.Errorf("%w: %s matches %d kustomizations", ErrUnknownNode, only, len(found))
+		return nil, nil, fmt.Errorf("%w: %s matches %d kustomizations", ErrUnknownNode, only, len(found))
 	}
-	return found[0], nil
+	return found[0], nil, nil
 }
 
 // node returns an empty result for a known Kustomization.
@@ -391,7 +595,7 @@ func (b *builder) node(id string) *NodeResult {
 	k, h := b.ks[id], b.hrs[id]
 	b.mu.Unlock()
 	if h != nil {
-		return &NodeResult{ID: id, Kind: kindHelmRelease, Namespace: h.Namespace, Name: h.Name, Path: h.Chart, DependsOn: h.DependsOn}
+		return &NodeResult{ID: id, Kind: kindHelmRelease, Namespace: h.Namespace, Name: h.Name, Path: h.Chart.Chart, DependsOn: h.DependsOn}
 	}
 	ns, name, _ := strings.Cut(id, "/")
 	n := &NodeResult{ID: id, Kind: kindKustomization, Namespace: ns, Name: name}
@@ -402,119 +606,44 @@ func (b *builder) node(id string) *NodeResult {
 	return n
 }
 
-// load copies the repository and mapped sources into memory and reads the
-// Flux objects, ConfigMaps and Secrets of the repository.
-func (b *builder) load(ctx context.Context) error {
-	roots := []string{b.root}
-	for _, dir := range b.opts.Sources {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return fmt.Errorf("%w: source %s: %w", ErrPath, dir, err)
-		}
-		roots = append(roots, abs)
-	}
-	for i, root := range roots {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if d.Name() == ".git" {
-					return filepath.SkipDir
-				}
-				return b.mem.MkdirAll(path)
-			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			if i == 0 && isManifest(path) {
-				rel, _ := filepath.Rel(b.root, path)
-				data, _ = markKustomizations(filepath.ToSlash(rel), data)
-				b.discover(path, data)
-			}
-			if isManifest(path) && bytes.Contains(data, []byte("openapi:")) && hasKustomizationName(path) {
-				b.customSchema = true
-			}
-			return b.mem.WriteFile(path, data)
-		})
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrPath, err)
-		}
-	}
-	return nil
-}
-
-func isManifest(path string) bool {
-	ext := filepath.Ext(path)
-	return ext == ".yaml" || ext == ".yml"
-}
-
-// discover records the Flux objects of one file. Files that are not
-// Kubernetes YAML (Helm templates, values) are ignored.
-func (b *builder) discover(path string, data []byte) {
-	rel, _ := filepath.Rel(b.root, path)
-	objs, _ := decodeObjects(filepath.ToSlash(rel), data)
-	for _, o := range objs {
-		switch {
-		case isFlux(o, groupKustomize, kindKustomization):
-			k := parseKustomization(o)
-			b.raws = append(b.raws, k)
-			if k.marker != "" {
-				b.byMarker[k.marker] = k
-			}
-		case o.APIVersion == "v1" && (o.Kind == kindConfigMap || o.Kind == kindSecret):
-			b.configs[o.Kind+"/"+o.Namespace+"/"+o.Name] = o
-		case isCRD(o):
-			addCRD(b.crds, o)
-		}
-	}
-}
-
-// source returns the local directory Options.Sources maps a source to.
-func (b *builder) source(namespace, name string) (string, bool) {
-	dir, ok := b.opts.Sources[namespace+"/"+name]
-	if !ok {
-		dir, ok = b.opts.Sources[name]
-	}
-	if !ok {
-		return "", false
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return dir, true
-	}
-	return abs, true
-}
-
-// config finds a ConfigMap or Secret rendered by a build or, failing
-// that, in the repository; one without a namespace matches any.
-func (b *builder) config(kind, namespace, name string) (Object, bool) {
+// extraAPIs returns what charts see as served beyond the target's
+// built-in APIs: the repository's CRDs and Options.APIVersions, sorted.
+func (b *builder) extraAPIs() []string {
 	b.mu.Lock()
-	o, ok := b.built[kind+"/"+namespace+"/"+name]
+	apis := maps.Clone(b.crds)
 	b.mu.Unlock()
-	if ok {
-		return o, true
+	for _, a := range b.opts.APIVersions {
+		if a = strings.TrimSpace(a); a != "" {
+			apis[a] = true
+		}
 	}
-	if o, ok := b.configs[kind+"/"+namespace+"/"+name]; ok {
-		return o, true
+	return slices.Sorted(maps.Keys(apis))
+}
+
+// servedAPIs returns everything charts see as served.
+func (b *builder) servedAPIs() map[string]bool {
+	apis := helm.ServedAPIs(b.checker.Rules(), b.checker.Target())
+	for _, a := range b.apiVersions {
+		apis[a] = true
 	}
-	o, ok = b.configs[kind+"//"+name]
-	return o, ok
+	b.mu.Lock()
+	maps.Copy(apis, b.crds)
+	b.mu.Unlock()
+	return apis
+}
+
+// rel returns path relative to the repository, with slashes.
+func (b *builder) rel(path string) string {
+	r, err := filepath.Rel(b.root, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(r)
 }
 
 // vars returns k's post-build variables: substituteFrom in order, then
 // substitute, which wins.
-func (b *builder) vars(k *Kustomization) (map[string]string, error) {
+func (b *builder) vars(k *ksSpec) (map[string]string, error) {
 	vars := make(map[string]string)
 	for _, ref := range k.SubstituteFrom {
 		o, ok := b.config(ref.Kind, k.Namespace, ref.Name)
@@ -588,7 +717,7 @@ func (b *builder) adopt(parent, marker string, deep bool) []dag.Node[string] {
 }
 
 // buildNode builds k into n and returns the Kustomizations of its output.
-func (b *builder) buildNode(ctx context.Context, n *NodeResult, k *Kustomization) ([]dag.Node[string], error) {
+func (b *builder) buildNode(ctx context.Context, n *NodeResult, k *ksSpec) ([]dag.Node[string], error) {
 	root := b.root
 	if dir, ok := b.source(k.SourceNamespace, k.SourceName); ok {
 		root = dir
@@ -623,37 +752,49 @@ func (b *builder) buildNode(ctx context.Context, n *NodeResult, k *Kustomization
 		data.WriteString("---\n")
 		data.Write(y)
 	}
-	b.mu.Lock()
+	// Parse and clean the objects outside the lock; only the shared maps
+	// are updated under it.
+	var (
+		kss  []*ksSpec
+		hrs  []*hrSpec
+		keep []Object
+	)
 	for i, o := range all {
 		switch {
 		case isFlux(o, groupKustomize, kindKustomization):
-			nk := parseKustomization(o)
-			if nk.marker == k.marker && nk.marker != "" {
-				break // its own object
-			}
-			if _, taken := b.claimed[nk.marker]; taken && nk.marker != "" {
-				break // a node already: built as read, or by another build
-			}
-			if _, dup := b.ks[nk.ID()]; dup {
-				break
-			}
-			b.ks[nk.ID()] = nk
-			if nk.marker != "" {
-				b.claimed[nk.marker] = nk.ID()
-			}
-			disc = append(disc, dag.Node[string]{ID: nk.ID(), Deps: append(slices.Clone(nk.DependsOn), n.ID), Target: b.onlyChain[nk.marker]})
+			kss = append(kss, parseKustomization(o))
 		case isFlux(o, groupHelm, kindHelmRelease):
-			h := parseHelmRelease(o, n.ID)
-			if _, ok := b.hrs[h.ID()]; !ok {
-				b.hrs[h.ID()] = h
-			}
-		case o.APIVersion == "v1" && (o.Kind == kindConfigMap || o.Kind == kindSecret):
-			b.built[o.Kind+"/"+o.Namespace+"/"+o.Name] = o
-		case isCRD(o):
-			addCRD(b.crds, o)
+			hrs = append(hrs, parseHelmRelease(o, n.ID))
+		case isSourceKind(o), isCRD(o), o.APIVersion == "v1" && (o.Kind == kindConfigMap || o.Kind == kindSecret):
+			keep = append(keep, o)
 		}
 		unmark(&all[i])
 		setCommonMetadata(all[i], k.CommonLabels, k.CommonAnnotations)
+	}
+	b.mu.Lock()
+	for _, nk := range kss {
+		if nk.marker == k.marker && nk.marker != "" {
+			continue // its own object
+		}
+		if _, taken := b.claimed[nk.marker]; taken && nk.marker != "" {
+			continue // a node already: built as read, or by another build
+		}
+		if _, dup := b.ks[nk.ID()]; dup {
+			continue
+		}
+		b.ks[nk.ID()] = nk
+		if nk.marker != "" {
+			b.claimed[nk.marker] = nk.ID()
+		}
+		disc = append(disc, dag.Node[string]{ID: nk.ID(), Deps: append(slices.Clone(nk.DependsOn), n.ID), Target: b.onlyChain[nk.marker]})
+	}
+	for _, h := range hrs {
+		if _, ok := b.hrs[h.ID()]; !ok {
+			b.hrs[h.ID()] = h
+		}
+	}
+	for _, o := range keep {
+		b.record(o, b.built, b.builtSources)
 	}
 	b.mu.Unlock()
 	if err := b.collect(ctx, n, all, data.Bytes()); err != nil {
@@ -687,12 +828,22 @@ func setCommonMetadata(o Object, labels, annotations map[string]string) {
 
 // collect fills n with the objects, images and findings of a build.
 func (b *builder) collect(ctx context.Context, n *NodeResult, all []Object, data []byte) error {
-	check, err := b.checker.Check(ctx, n.ID, data)
-	if err != nil {
-		return fmt.Errorf("check: %w", err)
+	n.Documents = len(all)
+	if !b.opts.SkipChecks {
+		check, err := b.checker.Check(ctx, n.ID, data)
+		if err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		n.Findings, n.Documents = check.Findings, check.Documents
 	}
-	n.Findings, n.Documents = check.Findings, check.Documents
 	for _, o := range all {
+		if n.Kind == kindHelmRelease && isCRD(o) {
+			// For Result.Served: charts already saw the APIs known
+			// when they rendered.
+			b.mu.Lock()
+			addCRD(b.crds, o)
+			b.mu.Unlock()
+		}
 		if (o.Kind == "CustomResourceDefinition" && !b.opts.IncludeCRDs) || (o.Kind == kindSecret && o.APIVersion == "v1" && !b.opts.IncludeSecrets) {
 			continue
 		}
@@ -712,48 +863,32 @@ type doc struct {
 // writes k's kustomize settings into the path's kustomization, or into
 // one generated for a path without one; both are written to the build's
 // own buildFS, never to the repository or its shared in-memory copy.
-func (b *builder) kustomize(k *Kustomization, dir string) ([]doc, error) {
+func (b *builder) kustomize(k *ksSpec, dir string) ([]doc, error) {
 	if !b.mem.IsDir(dir) {
 		return nil, fmt.Errorf("%w: directory %s", ErrNotFound, dir)
 	}
-	fsys := &buildFS{FileSystem: b.mem, files: make(map[string][]byte)}
+	fsys := &buildFS{FileSystem: b.mem, files: make(map[string][]byte), refused: b.refused}
 	if err := b.writeKustomization(fsys, k, dir); err != nil {
 		return nil, fmt.Errorf("kustomization: %w", err)
 	}
-	opts := krusty.MakeDefaultOptions()
-	opts.LoadRestrictions = types.LoadRestrictionsNone
-	if b.customSchema {
-		kustomizeMu.Lock()
-		defer kustomizeMu.Unlock()
-	} else {
-		kustomizeMu.RLock()
-		defer kustomizeMu.RUnlock()
-	}
-	rm, err := krusty.MakeKustomizer(opts).Run(fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build: %w", err)
-	}
-	docs := make([]doc, 0, rm.Size())
-	for _, r := range rm.Resources() {
-		y, err := r.AsYAML()
-		if err != nil {
-			return nil, fmt.Errorf("kustomize build: %w", err)
-		}
-		docs = append(docs, doc{yaml: y, annotations: r.GetAnnotations()})
-	}
-	return docs, nil
+	b.stats.builds.Add(1)
+	return b.runKustomize(fsys, dir)
 }
 
 // buildFS is what one kustomize build reads: the repository's in-memory
 // copy under the kustomization files written for this build alone.
 type buildFS struct {
 	filesys.FileSystem
-	files map[string][]byte // by cleaned absolute path
+	files   map[string][]byte // by cleaned absolute path
+	refused map[string]error  // files that may not be read
 }
 
 func (f *buildFS) ReadFile(path string) ([]byte, error) {
 	if data, ok := f.files[filepath.Clean(path)]; ok {
 		return data, nil
+	}
+	if err := f.refused[filepath.Clean(path)]; err != nil {
+		return nil, err
 	}
 	return f.FileSystem.ReadFile(path)
 }
@@ -785,7 +920,7 @@ func (f *buildFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) 
 // writeKustomization writes dir's kustomization for k into fsys: the
 // path's own with k's settings, or a generated one listing every manifest
 // in the tree. A path with its own and no settings is left as it is.
-func (b *builder) writeKustomization(fsys *buildFS, k *Kustomization, dir string) error {
+func (b *builder) writeKustomization(fsys *buildFS, k *ksSpec, dir string) error {
 	name := kustomizationName(b.mem, dir)
 	kus := make(map[string]any)
 	switch {
@@ -893,11 +1028,27 @@ func (b *builder) manifests(dir string) ([]string, error) {
 		if !isManifest(path) {
 			return nil
 		}
-		data, err := b.mem.ReadFile(path)
-		if err != nil {
-			return err
+		// A file that is not YAML is listed all the same, so the build
+		// reports it, unless it is a template (a chart's, say), which
+		// Flux's generated kustomization would not take either.
+		st := b.parsed[path]
+		var data []byte
+		if st == notParsed || st == parsedBad {
+			var err error
+			if data, err = b.mem.ReadFile(path); err != nil {
+				return err
+			}
 		}
-		if objs, err := decodeObjects(path, data); err != nil || len(objs) == 0 {
+		if st == notParsed {
+			objs, err := decodeObjects(path, data)
+			st = parsedObjects
+			if err != nil {
+				st = parsedBad
+			} else if len(objs) == 0 {
+				st = parsedEmpty
+			}
+		}
+		if st == parsedEmpty || (st == parsedBad && bytes.Contains(data, []byte("{{"))) {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)

@@ -610,21 +610,6 @@ func TestBuildHelmAPIVersions(t *testing.T) {
 	}
 }
 
-func TestBuiltinAPIs(t *testing.T) {
-	rules := deprecation.DefaultRules()
-	got := builtinAPIs(rules, v129)
-	for _, api := range []string{"v1", "apps/v1", "batch/v1", "networking.k8s.io/v1", "policy/v1", "rbac.authorization.k8s.io/v1", "autoscaling/v2", "batch/v1/CronJob", "flowcontrol.apiserver.k8s.io/v1"} {
-		assert.True(t, got[api], api)
-	}
-	for _, api := range []string{"extensions/v1beta1", "policy/v1beta1", "batch/v1beta1/CronJob", "autoscaling/v2beta2"} {
-		assert.False(t, got[api], api)
-	}
-	old := builtinAPIs(rules, deprecation.MustParseVersion("v1.20.0"))
-	assert.True(t, old["policy/v1beta1"])
-	assert.False(t, old["policy/v1"], "served from 1.21")
-	assert.False(t, old["flowcontrol.apiserver.k8s.io/v1"])
-}
-
 func TestBuildIncludeCRDsAndSecrets(t *testing.T) {
 	kinds := func(opts Options) []string {
 		opts.Path, opts.Target, opts.Only = platform, v129, "infrastructure"

@@ -24,21 +24,46 @@
 // renders it. dependsOn names the rendered names.
 //
 // HelmReleases found in build output become nodes too, ordered after the
-// Kustomization that holds them and their dependsOn. A chart in the
-// repository, or in a GitRepository mapped to a directory by
-// Options.Sources, is rendered in-process with the Helm SDK, with
-// spec.values and valuesFrom (ConfigMap or Secret, valuesKey,
-// targetPath) and the Kubernetes version set to the target, so charts
-// that branch on it render what the target would get; likewise
-// .Capabilities.APIVersions holds what the target serves (the built-in
-// APIs the deprecation rules have not removed by then), the CRDs of the
-// repository and Options.APIVersions. HelmReleases render after every
-// Kustomization is built. Remote charts are not fetched: they are
+// Kustomization that holds them and their dependsOn. They are rendered
+// in-process by deprecation/helm's renderer (the one `kdave check chart/`
+// uses), with spec.values and valuesFrom (ConfigMap or Secret, valuesKey,
+// targetPath, optional) merged as Flux does, spec.postRenderers' kustomize
+// patches and images applied, and the Kubernetes version set to the
+// target, so charts that branch on it render what the target would get;
+// likewise .Capabilities.APIVersions holds what the target serves (the
+// built-in APIs the deprecation rules have not removed by then), the CRDs
+// of the repository and Options.APIVersions. HelmReleases render after
+// every Kustomization is built.
+//
+// Charts come from the repository or a GitRepository, Bucket or
+// ExternalArtifact mapped to a directory by Options.Sources, or are
+// remote: a HelmRepository (an HTTP(S) chart repository, or OCI), an
+// OCIRepository or a HelmChart named by spec.chartRef. With
+// Options.FetchCharts remote charts are fetched with the Helm SDK, each
+// (URL, chart, version) once per run however many HelmReleases use it
+// (Cache shares that, and renders with equal inputs, between Builds);
+// without it they are looked for in Options.ChartCache only and otherwise
 // reported as skipped with ErrRemoteChart.
+//
+// The repository is read from disk or, with Options.FS, from any fs.FS (a
+// git revision: see the gitrepo subpackage), into memory, in parallel.
+// What a build may read is that copy only: spec.path, kustomize resources
+// and chart paths cannot leave it, symlinks are not followed, files above
+// 32 MiB are left out, and a YAML file whose aliases expand past the
+// decoder's limit is refused (kustomize itself expands aliases without
+// one). A chart that renders for longer than Options.RenderTimeout fails
+// with ErrRenderTimeout.
 //
 // Each node's result holds its objects (CRDs and Secrets left out unless
 // asked for), the images they use and the deprecation findings of one
 // shared deprecation.Checker.
+//
+// Compare diffs the nodes of two builds (the working tree and another
+// version) object by object, as flux-local's diff does, and writes the
+// result as a unified diff, or as YAML or JSON for bots; CompareImages
+// lists the images that changed. MarshalObject writes an object as YAML in
+// a stable key order, so equal objects diff as equal. Result.Served says
+// whether the target serves an apiVersion and kind.
 //
 // Concurrency: Build is safe to call from several goroutines. Kustomize
 // builds run in parallel, each over its own view of the in-memory

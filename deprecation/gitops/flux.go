@@ -22,8 +22,13 @@ const (
 	kindHelmRepository = "HelmRepository"
 	kindGitRepository  = "GitRepository"
 	kindOCIRepository  = "OCIRepository"
-	kindConfigMap      = "ConfigMap"
-	kindSecret         = "Secret"
+	kindHelmChart      = "HelmChart"
+	kindBucket         = "Bucket"
+	// kindExternalArtifact is a source an external controller produces;
+	// it is read from a directory Options.Sources maps it to.
+	kindExternalArtifact = "ExternalArtifact"
+	kindConfigMap        = "ConfigMap"
+	kindSecret           = "Secret"
 
 	// defaultNamespace is the namespace of a Flux object that names none.
 	defaultNamespace = "flux-system"
@@ -126,7 +131,7 @@ func list(m map[string]any, keys ...string) []map[string]any {
 }
 
 // Kustomization is the part of a Flux Kustomization that a build uses.
-type Kustomization struct {
+type ksSpec struct {
 	Namespace, Name string
 	// Path is spec.path, relative to the source's root.
 	Path string
@@ -137,7 +142,7 @@ type Kustomization struct {
 	// Substitute is postBuild.substitute.
 	Substitute map[string]string
 	// SubstituteFrom is postBuild.substituteFrom.
-	SubstituteFrom []ValuesReference
+	SubstituteFrom []valuesRef
 	// TargetNamespace, NamePrefix, NameSuffix, Images, Patches and
 	// Components are the kustomize settings of the spec, written into the
 	// path's own kustomization as kustomize-controller does. Images and
@@ -148,6 +153,8 @@ type Kustomization struct {
 	// CommonLabels and CommonAnnotations are spec.commonMetadata, set on
 	// every object the build renders.
 	CommonLabels, CommonAnnotations map[string]string
+	// Labels are the object's own labels.
+	Labels map[string]string
 	// Origin is where the object was found.
 	Origin string
 
@@ -158,27 +165,27 @@ type Kustomization struct {
 }
 
 // overlay reports whether k sets kustomize fields of its own.
-func (k *Kustomization) overlay() bool {
+func (k *ksSpec) overlay() bool {
 	return k.TargetNamespace != "" || k.NamePrefix != "" || k.NameSuffix != "" || len(k.Images) > 0 || len(k.Patches) > 0 || len(k.Components) > 0
 }
 
 // ID returns "namespace/name".
-func (k *Kustomization) ID() string { return k.Namespace + "/" + k.Name }
+func (k *ksSpec) ID() string { return k.Namespace + "/" + k.Name }
 
 // ValuesReference names a ConfigMap or Secret to read variables or values
 // from.
-type ValuesReference struct {
+type valuesRef struct {
 	Kind, Name string
 	// Optional references do not fail a build when missing.
 	Optional bool
 }
 
-func parseKustomization(o Object) *Kustomization {
+func parseKustomization(o Object) *ksSpec {
 	ns := o.Namespace
 	if ns == "" {
 		ns = defaultNamespace
 	}
-	k := &Kustomization{
+	k := &ksSpec{
 		Namespace:       ns,
 		Name:            o.Name,
 		Path:            str(o.Body, "spec", "path"),
@@ -199,6 +206,7 @@ func parseKustomization(o Object) *Kustomization {
 			}
 		}
 	}
+	k.Labels = stringMap(lookup(o.Body, "metadata", "labels"))
 	k.CommonLabels = stringMap(lookup(o.Body, "spec", "commonMetadata", "labels"))
 	k.CommonAnnotations = stringMap(lookup(o.Body, "spec", "commonMetadata", "annotations"))
 	k.marker = str(o.Body, "metadata", "annotations", markerAnnotation)
@@ -220,7 +228,7 @@ func parseKustomization(o Object) *Kustomization {
 	}
 	for _, r := range list(o.Body, "spec", "postBuild", "substituteFrom") {
 		opt, _ := r["optional"].(bool)
-		k.SubstituteFrom = append(k.SubstituteFrom, ValuesReference{Kind: str(r, "kind"), Name: str(r, "name"), Optional: opt})
+		k.SubstituteFrom = append(k.SubstituteFrom, valuesRef{Kind: str(r, "kind"), Name: str(r, "name"), Optional: opt})
 	}
 	return k
 }
@@ -264,4 +272,41 @@ func configData(o Object) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// isCRD reports whether o is a CustomResourceDefinition.
+func isCRD(o Object) bool {
+	return o.Kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io"
+}
+
+// addCRD adds the group/versions and group/version/kinds a CRD serves.
+func addCRD(apis map[string]bool, o Object) {
+	group, kind := str(o.Body, "spec", "group"), str(o.Body, "spec", "names", "kind")
+	if group == "" {
+		return
+	}
+	versions := list(o.Body, "spec", "versions")
+	if v := str(o.Body, "spec", "version"); v != "" { // apiextensions.k8s.io/v1beta1
+		versions = append(versions, map[string]any{"name": v})
+	}
+	for _, v := range versions {
+		name := str(v, "name")
+		if served, ok := v["served"].(bool); name == "" || (ok && !served) {
+			continue
+		}
+		apis[group+"/"+name] = true
+		if kind != "" {
+			apis[group+"/"+name+"/"+kind] = true
+		}
+	}
+}
+
+// isSourceKind reports whether o is a Flux source object charts are read
+// from.
+func isSourceKind(o Object) bool {
+	switch o.Kind {
+	case kindHelmRepository, kindOCIRepository, kindHelmChart, kindGitRepository, kindBucket:
+		return o.group() == groupSource
+	}
+	return false
 }

@@ -23,40 +23,40 @@ func TestHelmValues(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		hr      HelmRelease
+		hr      hrSpec
 		want    map[string]any
 		wantErr error
 	}{
 		{
 			name: "values file merged, spec.values wins",
-			hr: HelmRelease{
-				ValuesFrom: []HelmValuesReference{{ValuesReference: ValuesReference{Kind: kindConfigMap, Name: "base"}}},
+			hr: hrSpec{
+				ValuesFrom: []hrValuesRef{{valuesRef: valuesRef{Kind: kindConfigMap, Name: "base"}}},
 				Values:     map[string]any{"image": map[string]any{"tag": "c"}},
 			},
 			want: map[string]any{"image": map[string]any{"tag": "c", "repo": "r"}, "list": []any{1}},
 		},
 		{
 			name: "targetPath from a key and a Secret",
-			hr: HelmRelease{ValuesFrom: []HelmValuesReference{
-				{ValuesReference: ValuesReference{Kind: kindConfigMap, Name: "base"}, ValuesKey: "tag", TargetPath: "image.tag"},
-				{ValuesReference: ValuesReference{Kind: kindSecret, Name: "creds"}, ValuesKey: "password", TargetPath: "auth.password"},
-				{ValuesReference: ValuesReference{Kind: kindConfigMap, Name: "base"}, ValuesKey: "hosts", TargetPath: "hosts"},
+			hr: hrSpec{ValuesFrom: []hrValuesRef{
+				{valuesRef: valuesRef{Kind: kindConfigMap, Name: "base"}, ValuesKey: "tag", TargetPath: "image.tag"},
+				{valuesRef: valuesRef{Kind: kindSecret, Name: "creds"}, ValuesKey: "password", TargetPath: "auth.password"},
+				{valuesRef: valuesRef{Kind: kindConfigMap, Name: "base"}, ValuesKey: "hosts", TargetPath: "hosts"},
 			}},
 			want: map[string]any{"image": map[string]any{"tag": "b"}, "auth": map[string]any{"password": "s3cr3t"}, "hosts": `a,b\c`},
 		},
 		{
 			name: "optional missing",
-			hr:   HelmRelease{ValuesFrom: []HelmValuesReference{{ValuesReference: ValuesReference{Kind: kindConfigMap, Name: "nope", Optional: true}}}},
+			hr:   hrSpec{ValuesFrom: []hrValuesRef{{valuesRef: valuesRef{Kind: kindConfigMap, Name: "nope", Optional: true}}}},
 			want: map[string]any{},
 		},
 		{
 			name:    "missing",
-			hr:      HelmRelease{ValuesFrom: []HelmValuesReference{{ValuesReference: ValuesReference{Kind: kindConfigMap, Name: "nope"}}}},
+			hr:      hrSpec{ValuesFrom: []hrValuesRef{{valuesRef: valuesRef{Kind: kindConfigMap, Name: "nope"}}}},
 			wantErr: ErrNotFound,
 		},
 		{
 			name:    "missing key",
-			hr:      HelmRelease{ValuesFrom: []HelmValuesReference{{ValuesReference: ValuesReference{Kind: kindConfigMap, Name: "base"}, ValuesKey: "other"}}},
+			hr:      hrSpec{ValuesFrom: []hrValuesRef{{valuesRef: valuesRef{Kind: kindConfigMap, Name: "base"}, ValuesKey: "other"}}},
 			wantErr: ErrNotFound,
 		},
 	}

@@ -136,57 +136,25 @@ func unmark(o *Object) {
 // holding it). It returns each marker's container and each container's
 // contents. A raw Kustomization without a container is a root: it is built
 // as read.
-func (b *builder) contain(raws []*Kustomization) (container map[string]string, contents map[string][]string) {
-	type scope struct {
-		dirs, files []string
-		marker      string
-	}
-	// match returns how closely s names file: the length of the listed
-	// file or of the deepest directory holding it, -1 when s does not
-	// read it.
-	match := func(s scope, file string) int {
-		best := -1
-		for _, f := range s.files {
-			if f == file {
-				best = max(best, len(f))
-			}
-		}
-		for _, d := range s.dirs {
-			if within(d, file) {
-				best = max(best, len(d))
-			}
-		}
-		return best
-	}
-	var scopes []scope
+func (b *builder) contain(raws []*ksSpec) (container map[string]string, contents map[string][]string) {
 	for _, k := range raws {
 		if _, mapped := b.source(k.SourceNamespace, k.SourceName); mapped || k.marker == "" || k.SourceKind != kindGitRepository {
 			continue
 		}
 		dir := filepath.Join(b.root, filepath.FromSlash(k.Path))
-		if rel, err := filepath.Rel(b.root, dir); err != nil || strings.HasPrefix(rel, "..") {
+		if !within(b.root, dir) {
 			continue
 		}
 		dirs, files := b.reach(dir)
-		scopes = append(scopes, scope{dirs, files, k.marker})
+		b.scopes = append(b.scopes, scope{dirs, files, k.marker})
 	}
 	container = make(map[string]string)
 	for _, k := range raws {
 		if k.marker == "" {
 			continue
 		}
-		file := filepath.Join(b.root, filepath.FromSlash(k.Origin))
-		best, bestLen := -1, -1
-		for i, s := range scopes {
-			if s.marker == k.marker {
-				continue
-			}
-			if l := match(s, file); l > bestLen {
-				best, bestLen = i, l
-			}
-		}
-		if best >= 0 {
-			container[k.marker] = scopes[best].marker
+		if m := b.enclosing(filepath.Join(b.root, filepath.FromSlash(k.Origin)), k.marker); m != "" {
+			container[k.marker] = m
 		}
 	}
 	// Two Kustomizations whose paths hold each other's files would wait
@@ -208,6 +176,45 @@ func (b *builder) contain(raws []*Kustomization) (container map[string]string, c
 		}
 	}
 	return container, contents
+}
+
+// scope is what the build of one raw Kustomization (by its marker) reads:
+// whole directory trees and single files.
+type scope struct {
+	dirs, files []string
+	marker      string
+}
+
+// match returns how closely s names file: the length of the listed file
+// or of the deepest directory holding it, -1 when s does not read it.
+func (s scope) match(file string) int {
+	best := -1
+	for _, f := range s.files {
+		if f == file {
+			best = max(best, len(f))
+		}
+	}
+	for _, d := range s.dirs {
+		if within(d, file) {
+			best = max(best, len(d))
+		}
+	}
+	return best
+}
+
+// enclosing returns the marker of the Kustomization whose build reads
+// file and names it most closely, other than self; "" when none does.
+func (b *builder) enclosing(file, self string) string {
+	best, bestLen := "", -1
+	for _, s := range b.scopes {
+		if s.marker == self {
+			continue
+		}
+		if l := s.match(file); l > bestLen {
+			best, bestLen = s.marker, l
+		}
+	}
+	return best
 }
 
 // reach returns what a build of dir reads, as Flux builds it: the

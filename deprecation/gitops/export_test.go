@@ -1,0 +1,4 @@
+package gitops
+
+// FluxKustomization is fluxKustomization, for the external tests.
+var FluxKustomization = fluxKustomization
