@@ -29,8 +29,8 @@ func main() {
 
 // features are what this binary adds to kdave's command line.
 var features = cli.Features{
-	RenderChart: func(ctx context.Context, path string, target deprecation.Version, namespace string, values map[string]any) ([]byte, error) {
-		return helm.RenderChart(ctx, path, helm.RenderOptions{Target: target, Namespace: namespace, Values: values})
+	RenderChart: func(ctx context.Context, path string, rules *deprecation.RuleSet, target deprecation.Version, namespace string, values map[string]any) ([]byte, error) {
+		return helm.RenderChart(ctx, path, helm.RenderOptions{Rules: rules, Target: target, Namespace: namespace, Values: values})
 	},
 	Cluster: checkCluster,
 	Flux:    checkFlux,

@@ -307,7 +307,7 @@ func (cf *checkFlags) checkPaths(ctx context.Context, rules *deprecation.RuleSet
 		return nil, err
 	}
 	for _, chart := range charts {
-		out, err := f.RenderChart(ctx, chart, c.Target(), cf.namespace, values)
+		out, err := f.RenderChart(ctx, chart, c.Rules(), c.Target(), cf.namespace, values)
 		if err != nil {
 			rep.AddError(chart, err)
 			continue

@@ -51,8 +51,9 @@ type FluxOptions struct {
 // Features are what kdave-full adds. A nil function means this binary
 // does not have it; a command that needs it goes to Delegate.
 type Features struct {
-	// RenderChart renders the chart at path for target.
-	RenderChart func(ctx context.Context, path string, target deprecation.Version, namespace string, values map[string]any) ([]byte, error)
+	// RenderChart renders the chart at path for target, with the APIs rules
+	// say target serves (so -rules files count there too).
+	RenderChart func(ctx context.Context, path string, rules *deprecation.RuleSet, target deprecation.Version, namespace string, values map[string]any) ([]byte, error)
 	// Cluster scans the cluster.
 	Cluster func(ctx context.Context, opts ClusterOptions, stderr io.Writer) (*deprecation.Report, error)
 	// Flux builds a Flux repository, writes its nodes and findings, and
