@@ -111,3 +111,25 @@ func TestLoadConfig(t *testing.T) {
 	require.ErrorIs(t, err, rollout.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), bad, "the error names the file")
 }
+
+// TestConfigSecretFile: the balancer's secret may live in a file of its
+// own (relative to the configuration), not in the configuration.
+func TestConfigSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "secret"), []byte("  from-a-file\n"), 0o600))
+	cfg := filepath.Join(dir, "mm.yaml")
+	body := "languages: {python: {version: '1.0', versions: {'1.0': {command: linter}}}}\nmax_machines_per_language: 4\nmax_machines: -1\n"
+	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: secret}\n"), 0o600))
+	c, err := rollout.LoadConfig(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, "from-a-file", c.Balancer.Secret)
+	assert.Equal(t, 4, c.Options().MaxMachinesPerLanguage)
+	assert.Equal(t, -1, c.Options().MaxMachines)
+
+	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: missing}\n"), 0o600))
+	_, err = rollout.LoadConfig(cfg)
+	assert.ErrorIs(t, err, rollout.ErrInvalidConfig)
+	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: secret, secret: x}\n"), 0o600))
+	_, err = rollout.LoadConfig(cfg)
+	assert.ErrorContains(t, err, "both set")
+}
