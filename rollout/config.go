@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,10 +293,33 @@ func (c *Config) Options() Options {
 	}
 	if c.Auto.Enabled {
 		o.Auto = &AutoOptions{
-			Source:       NewCounterErrorRates(NewScrapeGatherer(c.Auto.MetricsURL, nil), CounterOptions{}),
+			Source:       NewCounterErrorRates(NewScrapeGatherer(c.Auto.MetricsURL, c.scrapeClient()), CounterOptions{}),
 			StepAfter:    c.Auto.StepAfter,
 			MaxErrorRate: c.Auto.MaxErrorRate,
 		}
 	}
 	return o
+}
+
+// scrapeClient returns the client that scrapes auto.metrics_url: one that
+// gives the balancer's secret (which a balancer serving /metrics beside its
+// public API asks for) when the URL is on the balancer's host, and nil
+// (the default client) otherwise, so the secret goes nowhere else.
+func (c *Config) scrapeClient() *http.Client {
+	m, err1 := url.Parse(c.Auto.MetricsURL)
+	b, err2 := url.Parse(c.Balancer.Address)
+	if err1 != nil || err2 != nil || c.Balancer.Secret == "" || m.Host != b.Host || m.Scheme != b.Scheme {
+		return nil
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: secretHeader{secret: c.Balancer.Secret},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// secretHeader adds the balancer's admin secret to a request.
+type secretHeader struct{ secret string }
+
+func (s secretHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Secret-Key", s.secret)
+	return http.DefaultTransport.RoundTrip(r)
 }
