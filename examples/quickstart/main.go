@@ -38,6 +38,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/fleetkit/fleetkit/balancer"
 	"github.com/fleetkit/fleetkit/internal/secret"
 	"github.com/fleetkit/fleetkit/rollout"
 )
@@ -60,6 +61,7 @@ func run() error {
 		maxMachines  = flag.Int("max-machines", rollout.DefaultMaxMachines, "most live machines in all (negative: no cap)")
 		n            = flag.Int("machines", 2, "linters per language at start (0 allowed)")
 		healthEvery  = flag.Duration("health-interval", 5*time.Second, "how often the machine manager checks every machine's /health")
+		lbTimeout    = flag.Duration("lb-timeout", balancer.DefaultProxyTimeout, "the balancer's bound on one lint (504 after it; not counted against the linter)")
 		linterBin    = flag.String("linter-bin", "", "the linter binary (default: next to this program, else built with go build into the user cache dir)")
 		stepAfter    = flag.Duration("auto-step-after", 0, "automatic mode: judge each update step after this long (0: off, updates are manual)")
 		maxErrorRate = flag.Float64("auto-max-error-rate", 0.01, "automatic mode: highest error rate of the new version that still advances")
@@ -103,7 +105,7 @@ func run() error {
 	cfg := stackConfig{
 		LBAddr: *lbAddr, MMAddr: *mmAddr, Secret: lbSecret, MMSecret: mmSecret, Machines: *n,
 		MaxMachinesPerLanguage: *maxPerLang, MaxMachines: *maxMachines,
-		HealthInterval: *healthEvery, LinterBin: bin,
+		HealthInterval: *healthEvery, LinterBin: bin, LBTimeout: *lbTimeout,
 		Languages: []string{"python", "java"}, Version: "1.0",
 		StepAfter: *stepAfter, MaxErrorRate: *maxErrorRate,
 		Logger: log, MachineOutput: machineOut,

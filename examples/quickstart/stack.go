@@ -32,7 +32,8 @@ type stackConfig struct {
 	MaxMachinesPerLanguage, MaxMachines int
 	Machines                            int
 	HealthInterval                      time.Duration
-	LinterBin                           string // the linter binary (resolved)
+	LBTimeout                           time.Duration // the Proxy's Timeout; 0 is its default
+	LinterBin                           string        // the linter binary (resolved)
 	Languages                           []string
 	Version                             string
 	StepAfter                           time.Duration // automatic mode; 0 is off
@@ -63,7 +64,7 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 	if err != nil {
 		return err
 	}
-	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Registerer: reg, Logger: log})
+	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Registerer: reg, Logger: log, Timeout: cfg.LBTimeout})
 	if err != nil {
 		return err
 	}
