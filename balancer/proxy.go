@@ -433,19 +433,10 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, be *Backend, up *
 	abortAnswer(w)
 }
 
-// answerAborter is the http.ResponseWriter of Server's fast path, which
-// can cut its connection without a panic.
-type answerAborter interface{ abortAnswer() }
-
 // abortAnswer cuts the answer being written to w, so that the client
-// cannot take a partial answer for a whole one.
-func abortAnswer(w http.ResponseWriter) {
-	if a, ok := w.(answerAborter); ok {
-		a.abortAnswer()
-		return
-	}
-	panic(http.ErrAbortHandler) // net/http's way: the connection is closed at once
-}
+// cannot take a partial answer for a whole one: http.ErrAbortHandler is
+// how net/http (and Server's fast path) close the connection at once.
+func abortAnswer(http.ResponseWriter) { panic(http.ErrAbortHandler) }
 
 // StatusOfError returns the HTTP status an error of this package (or an
 // *httpjson.Error) is answered with: 503 for ErrNoBackend, 404 for
