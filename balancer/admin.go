@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
@@ -19,6 +20,11 @@ type AdminOptions struct {
 	Secret string
 	// MaxBody limits request bodies. 0 means httpjson.DefaultMaxBody.
 	MaxBody int64
+	// Metrics, when set, is served at GET /metrics to callers that give
+	// the secret (X-Secret-Key, or "Authorization: Bearer <secret>" as a
+	// Prometheus scrape config sends it): on a listener that also serves
+	// the public API, /metrics is admin-only. nil: no /metrics here.
+	Metrics http.Handler
 }
 
 // Admin is the internal API of the load balancer, an http.Handler serving
@@ -30,6 +36,7 @@ type AdminOptions struct {
 //	POST /remove    {"uri","secretKey"} (optional "lang")
 //	POST /ratio     {"lang","versionRatio":{"1.0":95,"2.0":5},"secretKey"}
 //	GET  /backends  the full Status (secret in the header)
+//	GET  /metrics   AdminOptions.Metrics (secret in the header), if set
 //
 // The secret travels as "secretKey" in the body or in the X-Secret-Key
 // header; when both are given both must match. It is compared in constant
@@ -46,6 +53,7 @@ type Admin struct {
 	bal     *Balancer
 	secret  [sha256.Size]byte
 	maxBody int64
+	metrics http.Handler
 }
 
 // NewAdmin returns the admin API of b.
@@ -56,7 +64,7 @@ func NewAdmin(b *Balancer, opts AdminOptions) (*Admin, error) {
 	if opts.Secret == "" {
 		return nil, errors.New("balancer: AdminOptions.Secret is required")
 	}
-	return &Admin{bal: b, secret: sha256.Sum256([]byte(opts.Secret)), maxBody: opts.MaxBody}, nil
+	return &Admin{bal: b, secret: sha256.Sum256([]byte(opts.Secret)), maxBody: opts.MaxBody, metrics: opts.Metrics}, nil
 }
 
 type addRequest struct {
@@ -102,6 +110,8 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = a.remove(w, r)
 	case "/ratio":
 		err = a.ratio(w, r)
+	case "/metrics":
+		err = a.serveMetrics(w, r)
 	default:
 		err = httpjson.Errorf(http.StatusNotFound, "no such endpoint %s", r.URL.Path)
 	}
@@ -187,6 +197,24 @@ func (a *Admin) health(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.Write(w, http.StatusOK, h)
+	return nil
+}
+
+func (a *Admin) serveMetrics(w http.ResponseWriter, r *http.Request) error {
+	if a.metrics == nil {
+		return httpjson.Errorf(http.StatusNotFound, "no such endpoint %s", r.URL.Path)
+	}
+	if !httpjson.RequireMethod(w, r, http.MethodGet) {
+		return nil
+	}
+	given, err := a.headerSecret(r)
+	if err != nil {
+		return err
+	}
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !given && (!ok || !a.match(bearer)) {
+		return errForbidden
+	}
+	a.metrics.ServeHTTP(w, r)
 	return nil
 }
 

@@ -142,3 +142,35 @@ func TestNewAdminValidation(t *testing.T) {
 	_, err = balancer.NewAdmin(newBalancer(t, balancer.Options{}), balancer.AdminOptions{})
 	assert.ErrorContains(t, err, "Secret is required")
 }
+
+// TestAdminMetrics: /metrics through Admin is for callers with the secret.
+func TestAdminMetrics(t *testing.T) {
+	b := newBalancer(t, balancer.Options{})
+	admin, err := balancer.NewAdmin(b, balancer.AdminOptions{Secret: secret,
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json") // what call expects
+			_, _ = io.WriteString(w, `{"metric":1}`)
+		})})
+	require.NoError(t, err)
+	srv := httptest.NewServer(admin)
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct {
+		header map[string]string
+		code   int
+	}{
+		{nil, http.StatusForbidden},
+		{map[string]string{balancer.SecretHeader: "wrong"}, http.StatusForbidden},
+		{map[string]string{"Authorization": "Bearer wrong"}, http.StatusForbidden},
+		{map[string]string{balancer.SecretHeader: secret}, http.StatusOK},
+		{map[string]string{"Authorization": "Bearer " + secret}, http.StatusOK},
+	} {
+		code, body := call(t, srv, http.MethodGet, "/metrics", "", tt.header)
+		assert.Equal(t, tt.code, code, "%v: %s", tt.header, body)
+	}
+	withoutMetrics, err := balancer.NewAdmin(b, balancer.AdminOptions{Secret: secret})
+	require.NoError(t, err)
+	srv = httptest.NewServer(withoutMetrics)
+	t.Cleanup(srv.Close)
+	code, _ := call(t, srv, http.MethodGet, "/metrics", "", map[string]string{balancer.SecretHeader: secret})
+	assert.Equal(t, http.StatusNotFound, code)
+}

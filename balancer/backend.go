@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
+	"unicode/utf8"
 )
 
 // Backend is one linter machine the balancer may pick. Its identity is URI;
@@ -28,6 +30,15 @@ type Backend struct {
 	// conns are the Proxy's idle keep-alive connections to the backend.
 	conns connPool
 
+	// The outlier detection state, guarded by the Balancer's mu: how many
+	// ejections in a row the next one follows (each lasts longer), since
+	// when the backend has been in rotation (which wears that count down),
+	// until when it is out, and the timer that brings it back.
+	ejections    int
+	inRotation   time.Time
+	ejectedUntil time.Time
+	readmitTimer *time.Timer
+
 	// Hot counters sit on their own cache line so picks of neighbours in a
 	// slice do not bounce it.
 	_        [64]byte
@@ -38,8 +49,8 @@ type Backend struct {
 }
 
 func newBackend(lang, version, uri string) (*Backend, error) {
-	if lang == "" || strings.ContainsAny(lang, "/ ") {
-		return nil, fmt.Errorf("%w: language %q must be non-empty with no '/' or space", ErrInvalidBackend, lang)
+	if !ValidLanguage(lang) {
+		return nil, fmt.Errorf("%w: language %q must be non-empty valid UTF-8 with no '/', space or control character", ErrInvalidBackend, lang)
 	}
 	if version == "" {
 		return nil, fmt.Errorf("%w: version must be non-empty", ErrInvalidBackend)
@@ -67,6 +78,21 @@ func newBackend(lang, version, uri string) (*Backend, error) {
 		requestPath: lint.EscapedPath(),
 		dialAddr:    net.JoinHostPort(u.Hostname(), port),
 	}, nil
+}
+
+// ValidLanguage reports whether lang can name a language: non-empty,
+// valid UTF-8, with no '/', space or control character. Any such name
+// works (none is hard-coded); a request for another is answered 404.
+func ValidLanguage(lang string) bool {
+	if lang == "" || !utf8.ValidString(lang) {
+		return false
+	}
+	for _, r := range lang {
+		if r <= ' ' || r == '/' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return false
+		}
+	}
+	return true
 }
 
 // Healthy reports whether passive health has not ejected the backend.

@@ -1,13 +1,16 @@
 package balancer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -16,9 +19,21 @@ import (
 // is zero: weights are percentages.
 const DefaultRatioTotal = 100
 
-// DefaultEjectAfter is how many consecutive failures eject a backend when
-// Options.EjectAfter is zero.
-const DefaultEjectAfter = 3
+// Outlier detection defaults (those of Envoy's, but for the percentage).
+const (
+	// DefaultEjectAfter is how many consecutive failures eject a backend
+	// when Options.EjectAfter is zero.
+	DefaultEjectAfter = 3
+	// DefaultBaseEjectionTime is how long a first ejection lasts when
+	// Options.BaseEjectionTime is zero.
+	DefaultBaseEjectionTime = 30 * time.Second
+	// DefaultMaxEjectionTime caps an ejection when Options.MaxEjectionTime
+	// is zero.
+	DefaultMaxEjectionTime = 5 * time.Minute
+	// DefaultMaxEjectionPercent caps the share of a language's backends
+	// ejected at once when Options.MaxEjectionPercent is zero.
+	DefaultMaxEjectionPercent = 50
+)
 
 // maxRatioTotal bounds the precomputed SWRR cycle (at most RatioTotal
 // entries per language).
@@ -29,14 +44,35 @@ type Options struct {
 	// RatioTotal is the sum every ratio must have. 0 means
 	// DefaultRatioTotal; at most 1<<20.
 	RatioTotal int
-	// EjectAfter is how many consecutive failures eject a backend (passive
-	// health). 0 means DefaultEjectAfter; a negative value never ejects.
+	// EjectAfter is how many consecutive failures (5xx answers and
+	// connection failures; see ReportFailure) eject a backend: passive
+	// health, in the manner of Envoy's outlier detection. 0 means
+	// DefaultEjectAfter; a negative value never ejects.
 	EjectAfter int
+	// BaseEjectionTime is how long an ejection lasts; then the backend is
+	// back in rotation (sooner when a Checker sees it answer /health). The
+	// n-th ejection in a row lasts n times as long, up to MaxEjectionTime;
+	// every BaseEjectionTime the backend then serves without being ejected
+	// takes one off n. 0 means DefaultBaseEjectionTime; a negative value
+	// keeps an ejected backend out until a Checker, Readmit or AddBackend
+	// brings it back.
+	BaseEjectionTime time.Duration
+	// MaxEjectionTime caps an ejection. 0 means DefaultMaxEjectionTime.
+	MaxEjectionTime time.Duration
+	// MaxEjectionPercent caps the share of a language's backends that may
+	// be ejected at once (a percentage in 1..100; one backend may always be
+	// ejected when the language has two or more). Whatever it is, the last
+	// backend of a language in rotation is never ejected: failing requests
+	// beat no answer, and no run of failures can empty a language. 0 means
+	// DefaultMaxEjectionPercent.
+	MaxEjectionPercent int
 	// Policy builds the pickers. nil means SmoothWeighted{}.
 	Policy Policy
 	// Registerer receives the balancer's metrics (ejections, weights).
 	// nil means no metrics.
 	Registerer prometheus.Registerer
+	// Logger logs ejections and readmissions. nil means no logging.
+	Logger *slog.Logger
 }
 
 // Balancer holds the backends of every language and picks one per request.
@@ -48,10 +84,14 @@ type Options struct {
 // I/O; the ctx they accept exists so that they share their signatures with
 // Client (see Router) and is otherwise ignored.
 type Balancer struct {
-	total      int
-	ejectAfter int64
-	policy     Policy
-	metrics    *balancerMetrics // nil when no Registerer
+	total       int
+	ejectAfter  int64
+	baseEject   time.Duration
+	maxEject    time.Duration
+	maxEjectPct int
+	policy      Policy
+	metrics     *balancerMetrics // nil when no Registerer
+	logger      *slog.Logger
 
 	// langs is the pick path's view: map language → entry, never mutated
 	// once published (a new map is swapped in when a language comes or goes).
@@ -115,20 +155,29 @@ func New(opts Options) (*Balancer, error) {
 	case total < 0 || total > maxRatioTotal:
 		return nil, fmt.Errorf("balancer: RatioTotal %d out of range 1..%d", total, maxRatioTotal)
 	}
-	eject := int64(opts.EjectAfter)
-	if eject == 0 {
-		eject = DefaultEjectAfter
+	eject := int64(cmp.Or(opts.EjectAfter, DefaultEjectAfter))
+	if opts.MaxEjectionTime < 0 || opts.MaxEjectionPercent < 0 || opts.MaxEjectionPercent > 100 {
+		return nil, fmt.Errorf("balancer: MaxEjectionTime %s must not be negative and MaxEjectionPercent %d must be in 0..100",
+			opts.MaxEjectionTime, opts.MaxEjectionPercent)
 	}
 	policy := opts.Policy
 	if policy == nil {
 		policy = SmoothWeighted{}
 	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	b := &Balancer{
-		total:      total,
-		ejectAfter: eject,
-		policy:     policy,
-		state:      map[string]*language{},
-		byURI:      map[string]*Backend{},
+		total:       total,
+		ejectAfter:  eject,
+		baseEject:   cmp.Or(opts.BaseEjectionTime, DefaultBaseEjectionTime),
+		maxEject:    cmp.Or(opts.MaxEjectionTime, DefaultMaxEjectionTime),
+		maxEjectPct: cmp.Or(opts.MaxEjectionPercent, DefaultMaxEjectionPercent),
+		policy:      policy,
+		logger:      logger,
+		state:       map[string]*language{},
+		byURI:       map[string]*Backend{},
 	}
 	if opts.Registerer != nil {
 		m, err := newBalancerMetrics(opts.Registerer)
@@ -140,6 +189,12 @@ func New(opts Options) (*Balancer, error) {
 	empty := map[string]*langEntry{}
 	b.langs.Store(&empty)
 	return b, nil
+}
+
+// holds reports whether lang has backends or a ratio. It takes no lock.
+func (b *Balancer) holds(lang string) bool {
+	_, ok := (*b.langs.Load())[lang]
+	return ok
 }
 
 // RatioTotal returns the sum every ratio must have.
@@ -193,11 +248,8 @@ func (b *Balancer) AddBackend(_ context.Context, lang, version, uri string) erro
 	defer b.mu.Unlock()
 	if old := b.byURI[uri]; old != nil {
 		if old.Language == lang && old.Version == version {
-			if old.ejected.Load() || old.failures.Load() != 0 {
-				old.failures.Store(0)
-				old.ejected.Store(false)
-				b.rebuildLocked(b.state[lang])
-			}
+			old.failures.Store(0)
+			b.readmitLocked(old, "added again")
 			return nil
 		}
 		b.removeLocked(old)
@@ -206,6 +258,7 @@ func (b *Balancer) AddBackend(_ context.Context, lang, version, uri string) erro
 	if l == nil {
 		l = b.addLanguageLocked(lang)
 	}
+	nb.inRotation = time.Now()
 	l.backends = append(l.backends, nb)
 	b.byURI[uri] = nb
 	b.rebuildLocked(l)
@@ -291,23 +344,102 @@ func (b *Balancer) ReportSuccess(be *Backend) {
 	}
 }
 
-// ReportFailure records that be failed (no answer, a timeout, a 5xx). After
-// EjectAfter consecutive failures be is ejected: no picker returns it until
-// it is added again or readmitted. It reports whether this call ejected be.
+// ReportFailure records that be failed: it answered 5xx, or the
+// connection to it failed (refused, reset, closed before or during the
+// answer). Outcomes a request causes — an answer too large to pass, a lint
+// that outlasts the timeout, a client that goes away — are not failures
+// of the backend and must not be reported. After EjectAfter consecutive
+// failures be is ejected (no picker returns it) for its ejection time,
+// unless MaxEjectionPercent of its language is already out or it is the
+// language's last backend in rotation (then it stays, and its next failure
+// asks again). It reports whether this call ejected be.
 func (b *Balancer) ReportFailure(be *Backend) (ejected bool) {
 	be.requests.Add(1)
 	n := be.failures.Add(1)
-	if b.ejectAfter < 0 || n < b.ejectAfter || !be.ejected.CompareAndSwap(false, true) {
+	if b.ejectAfter < 0 || n < b.ejectAfter || be.ejected.Load() {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.byURI[be.URI] == be {
-		b.rebuildLocked(b.state[be.Language])
+	if b.byURI[be.URI] != be || be.ejected.Load() || !b.mayEjectLocked(be) {
+		return false
 	}
+	b.ejectLocked(be)
+	return true
+}
+
+// reportNeutral records an answer, or its absence, that says nothing of
+// be's health (see ReportFailure): it counts the request only.
+func (b *Balancer) reportNeutral(be *Backend) { be.requests.Add(1) }
+
+// mayEjectLocked reports whether ejecting be keeps its language within
+// MaxEjectionPercent and leaves a backend in rotation.
+func (b *Balancer) mayEjectLocked(be *Backend) bool {
+	l := b.state[be.Language]
+	if l == nil {
+		return false
+	}
+	total, out := len(l.backends), 0
+	for _, x := range l.backends {
+		if x.ejected.Load() {
+			out++
+		}
+	}
+	if out+1 >= total {
+		return false // the last one in rotation stays
+	}
+	return out == 0 || (out+1)*100 <= b.maxEjectPct*total
+}
+
+// ejectLocked takes be out of rotation and, with a base ejection time,
+// arms the timer that brings it back.
+func (b *Balancer) ejectLocked(be *Backend) {
+	now := time.Now()
+	if b.baseEject > 0 && !be.inRotation.IsZero() {
+		// Time served in rotation wears the count of ejections down.
+		be.ejections = max(be.ejections-int(now.Sub(be.inRotation)/b.baseEject), 0)
+	}
+	be.ejections++
+	be.ejected.Store(true)
+	be.ejectedUntil = time.Time{}
+	if b.baseEject > 0 {
+		d := min(b.baseEject*time.Duration(be.ejections), b.maxEject)
+		be.ejectedUntil = now.Add(d)
+		be.readmitTimer = time.AfterFunc(d, func() { b.readmitExpired(be) })
+	}
+	b.rebuildLocked(b.state[be.Language])
 	if b.metrics != nil {
 		b.metrics.ejections.WithLabelValues(be.Language, be.Version).Inc()
 	}
+	b.logger.Warn("balancer: backend ejected", "language", be.Language, "version", be.Version,
+		"backend", be.URI, "ejections", be.ejections, "until", be.ejectedUntil)
+}
+
+// readmitExpired brings be back when its ejection time is over.
+func (b *Balancer) readmitExpired(be *Backend) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byURI[be.URI] == be && be.ejected.Load() && !time.Now().Before(be.ejectedUntil) {
+		be.failures.Store(0)
+		b.readmitLocked(be, "ejection time over")
+	}
+}
+
+// readmitLocked brings an ejected be back into rotation; it reports
+// whether be was ejected.
+func (b *Balancer) readmitLocked(be *Backend, why string) bool {
+	if be.readmitTimer != nil {
+		be.readmitTimer.Stop()
+		be.readmitTimer = nil
+	}
+	if !be.ejected.CompareAndSwap(true, false) {
+		return false
+	}
+	be.inRotation = time.Now()
+	be.ejectedUntil = time.Time{}
+	b.rebuildLocked(b.state[be.Language])
+	b.logger.Info("balancer: backend readmitted", "language", be.Language, "version", be.Version,
+		"backend", be.URI, "why", why)
 	return true
 }
 
@@ -321,9 +453,7 @@ func (b *Balancer) Readmit(_ context.Context, uri string) error {
 		return fmt.Errorf("%w: %s", ErrUnknownBackend, uri)
 	}
 	be.failures.Store(0)
-	if be.ejected.CompareAndSwap(true, false) {
-		b.rebuildLocked(b.state[be.Language])
-	}
+	b.readmitLocked(be, "readmitted")
 	return nil
 }
 
@@ -335,11 +465,7 @@ func (b *Balancer) readmitBackend(be *Backend) bool {
 		return false
 	}
 	be.failures.Store(0)
-	if !be.ejected.CompareAndSwap(true, false) {
-		return false
-	}
-	b.rebuildLocked(b.state[be.Language])
-	return true
+	return b.readmitLocked(be, "answered its health check")
 }
 
 // closeIdleConns closes the Proxy's idle connections to every backend.
@@ -390,6 +516,8 @@ func (b *Balancer) Backends(context.Context) (Status, error) {
 				Healthy:             be.Healthy(),
 				Requests:            be.Requests(),
 				ConsecutiveFailures: be.ConsecutiveFailures(),
+				Ejections:           be.ejections,
+				EjectedUntil:        timePtr(be.ejectedUntil),
 			})
 			ls.Versions[be.Version] = vs
 		}
@@ -398,20 +526,49 @@ func (b *Balancer) Backends(context.Context) (Status, error) {
 	return st, nil
 }
 
-// Health returns the backends per language and version, as the admin
-// /health call reports them to a caller that gave the secret.
+// Health returns the backends per language and version, and those that
+// passive health has ejected, as the admin /health call reports them to a
+// caller that gave the secret.
 func (b *Balancer) Health(context.Context) (Health, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	h := Health{Status: "ok", Backends: make(map[string]map[string][]string, len(b.state))}
+	h := Health{Status: "ok", Backends: make(map[string]map[string][]string, len(b.state)), Ejected: []EjectedBackend{}}
 	for name, l := range b.state {
 		vs := map[string][]string{}
 		for _, be := range l.backends {
 			vs[be.Version] = append(vs[be.Version], be.URI)
+			if be.ejected.Load() {
+				h.Ejected = append(h.Ejected, EjectedBackend{URI: be.URI, Language: be.Language, Version: be.Version,
+					Until: timePtr(be.ejectedUntil), Ejections: be.ejections})
+			}
 		}
 		h.Backends[name] = vs
 	}
+	sort.Slice(h.Ejected, func(i, j int) bool { return h.Ejected[i].URI < h.Ejected[j].URI })
 	return h, nil
+}
+
+// EjectedBackends returns the backends passive health has taken out of
+// rotation, by URI, with the time each comes back (zero when only a
+// Checker, Readmit or AddBackend brings it back). A machine manager shows
+// them beside its own view of the machines (see rollout.EjectionReporter).
+func (b *Balancer) EjectedBackends(context.Context) (map[string]time.Time, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]time.Time{}
+	for _, be := range b.byURI {
+		if be.ejected.Load() {
+			out[be.URI] = be.ejectedUntil
+		}
+	}
+	return out, nil
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // Status is the state of a Balancer, as GET /backends reports it.
@@ -445,17 +602,38 @@ type VersionStatus struct {
 
 // BackendStatus is the state of one backend.
 type BackendStatus struct {
-	URI                 string `json:"uri"`
+	URI string `json:"uri"`
+	// Healthy is false while passive health has the backend ejected.
 	Healthy             bool   `json:"healthy"`
 	Requests            uint64 `json:"requestCount"`
 	ConsecutiveFailures int    `json:"consecutiveFailures"`
+	// Ejections counts the backend's recent ejections in a row (the
+	// multiplier of the next ejection time).
+	Ejections int `json:"ejections,omitempty"`
+	// EjectedUntil is when an ejected backend comes back; nil when it is
+	// in rotation or waits for a health check.
+	EjectedUntil *time.Time `json:"ejectedUntil,omitempty"`
 }
 
 // Health is the answer of the admin /health call. Backends maps language →
-// version → URIs; it is filled only for a caller that gave the secret.
+// version → URIs, and Ejected lists the backends out of rotation; both are
+// filled only for a caller that gave the secret.
 type Health struct {
 	Status   string                         `json:"status"`
 	Backends map[string]map[string][]string `json:"backends,omitempty"`
+	Ejected  []EjectedBackend               `json:"ejected,omitempty"`
+}
+
+// EjectedBackend is a backend passive health has taken out of rotation.
+type EjectedBackend struct {
+	URI      string `json:"uri"`
+	Language string `json:"lang"`
+	Version  string `json:"version"`
+	// Until is when it comes back; nil when only a health check, Readmit
+	// or AddBackend brings it back.
+	Until *time.Time `json:"until,omitempty"`
+	// Ejections is how many times in a row it was ejected.
+	Ejections int `json:"ejections"`
 }
 
 func (b *Balancer) addLanguageLocked(name string) *language {
@@ -472,6 +650,10 @@ func (b *Balancer) addLanguageLocked(name string) *language {
 
 func (b *Balancer) removeLocked(be *Backend) {
 	delete(b.byURI, be.URI)
+	if be.readmitTimer != nil {
+		be.readmitTimer.Stop()
+		be.readmitTimer = nil
+	}
 	be.conns.closeIdle(true)
 	l := b.state[be.Language]
 	l.backends = slices.DeleteFunc(l.backends, func(x *Backend) bool { return x == be })

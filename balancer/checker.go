@@ -24,10 +24,12 @@ type CheckerOptions struct {
 }
 
 // Checker is the optional active health check: it probes the ejected
-// backends of a Balancer and readmits those that answer 200. It never
-// ejects (passive health does); it only undoes ejections of backends that
-// came back. Without a Checker an ejected backend stays out until it is
-// added again.
+// backends of a Balancer and readmits those that answer 200, before their
+// ejection time is over (NGINX's health_check beside max_fails and
+// fail_timeout). It never ejects (passive health does); it only undoes
+// ejections of backends that came back. Without a Checker an ejected
+// backend comes back when its ejection time is over (or, with a negative
+// Options.BaseEjectionTime, when it is added again).
 type Checker struct {
 	bal      *Balancer
 	interval time.Duration

@@ -49,12 +49,33 @@ func NewClient(baseURL, secret string, opts ClientOptions) (*Client, error) {
 	if secret == "" {
 		return nil, errors.New("balancer: client needs the admin secret")
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: NewTransport(), Timeout: DefaultClientTimeout}
+	hc := &http.Client{Transport: NewTransport(), Timeout: DefaultClientTimeout}
+	if opts.HTTPClient != nil {
+		c := *opts.HTTPClient // a copy: the caller's client keeps its own redirect policy
+		hc = &c
+	}
+	// The secret travels in a header or in the body, which net/http's
+	// client would send again to wherever a redirect points. Redirects are
+	// followed only within the admin API's own scheme and host.
+	next := hc.CheckRedirect
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != u.Scheme || req.URL.Host != u.Host {
+			return fmt.Errorf("%w: %s", errCrossHostRedirect, req.URL.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
 	}
 	return &Client{base: strings.TrimSuffix(baseURL, "/"), secret: secret, hc: hc}, nil
 }
+
+// errCrossHostRedirect refuses a redirect that would carry the secret to
+// another host.
+var errCrossHostRedirect = errors.New("balancer: refusing to follow a redirect to another host with the admin secret")
 
 // StatusError is an admin API answer other than 200.
 type StatusError struct {
@@ -110,12 +131,31 @@ func (c *Client) Backends(ctx context.Context) (Status, error) {
 	return st, err
 }
 
-// Health returns the remote balancer's backends per language and version:
-// GET /health with the secret.
+// Health returns the remote balancer's backends per language and version,
+// and those it has ejected: GET /health with the secret.
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	var h Health
 	err := c.do(ctx, http.MethodGet, "/health", nil, &h, nil)
 	return h, err
+}
+
+// EjectedBackends returns the backends the remote balancer has ejected, by
+// URI, with when each comes back (zero: when a health check passes), as
+// Balancer.EjectedBackends does: GET /health with the secret.
+func (c *Client) EjectedBackends(ctx context.Context) (map[string]time.Time, error) {
+	h, err := c.Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(h.Ejected))
+	for _, e := range h.Ejected {
+		var until time.Time
+		if e.Until != nil {
+			until = *e.Until
+		}
+		out[e.URI] = until
+	}
+	return out, nil
 }
 
 func (c *Client) post(ctx context.Context, path string, body any, kind error) error {

@@ -22,12 +22,22 @@
 // Proxy is the public API, POST /lint/{language}, forwarding to the picked
 // backend's /lint (over its own keep-alive HTTP/1.1 forwarder for http://
 // backends, http.Transport for https://) with one retry on another backend
-// after a connection failure, passive health (EjectAfter consecutive
-// failures, 5xx answers included, eject a backend) and 502/503/504 JSON
-// errors, never a 200 for a failure. Admin is the
+// after a connection failure, and 502/503/504 JSON errors, never a 200 for
+// a failure. Answers up to ProxyOptions.MaxResponseBody are buffered (a
+// backend dying mid-answer is retried or a 502); larger ones with a
+// Content-Length are streamed, and cut — never completed — if the backend
+// dies mid-way.
+//
+// Passive health follows Envoy's outlier detection: EjectAfter consecutive
+// failures — 5xx answers and connection failures, nothing a request causes
+// (an answer too large, a lint past the timeout, a client that leaves) —
+// eject a backend for BaseEjectionTime, longer for each ejection in a row
+// (up to MaxEjectionTime); it comes back when that time is over, or sooner
+// when a Checker sees it answer /health. At most MaxEjectionPercent of a
+// language's backends are out at once, and never its last one. Admin is the
 // internal API (/health, /add, /remove, /ratio, /backends) behind the admin
-// secret, and Client drives a remote Admin. Checker optionally readmits
-// ejected backends that answer /health again.
+// secret; /health with the secret lists the ejected backends. Client drives
+// a remote Admin, never sending the secret to another host.
 //
 // Server serves a Proxy without net/http's server on the common path: plain
 // HTTP/1.1 lint requests are parsed and answered by its own connection
@@ -66,7 +76,10 @@
 //	_ = b.SetRatio(ctx, "python", map[string]int{"1.0": 95, "2.0": 5})
 //
 // Metrics (all prefixed fleetkit_balancer_): requests_total{language,
-// version,backend,code} (one per upstream attempt), request_duration_seconds
-// {language,version}, retries_total{language}, ejections_total{language,
-// version}, weight and effective_weight{language,version}.
+// version,backend,code} (one per upstream attempt), backend_failures_total
+// {language,version,reason} (what passive health counts),
+// request_duration_seconds{language,version}, retries_total{language},
+// ejections_total{language,version}, weight and effective_weight{language,
+// version}. Label values come from a closed set whatever clients send: a
+// language the Balancer does not hold is "other".
 package balancer

@@ -48,6 +48,9 @@ type upConn struct {
 	// lr bounds the answer being read; reused so that reading one costs
 	// no allocation.
 	lr io.LimitedReader
+	// idle is what peekIdle found on the connection while it was idle
+	// (see unsolicited).
+	idle idlePeek
 }
 
 func (p *connPool) get() *upConn {
@@ -104,6 +107,12 @@ func (p *Proxy) forward(r *http.Request, be *Backend, body []byte, resp *bytes.B
 	}
 	for {
 		c, reused := be.conns.get(), true
+		if c != nil && c.unsolicited() {
+			// Bytes the backend sent while no request was out, or a close:
+			// the connection is out of step or gone. Never reuse it.
+			_ = c.nc.Close()
+			continue
+		}
 		if c == nil {
 			var err error
 			if c, err = dial(r.Context(), be, deadline); err != nil {
@@ -133,21 +142,27 @@ func dial(ctx context.Context, be *Backend, deadline time.Time) (*upConn, error)
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10)}, nil
+	c := &upConn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10)}
+	c.idle.init(nc)
+	return c, nil
 }
 
 // aLongTimeAgo is a deadline in the past: it unblocks any I/O at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
 // exchange writes the request on c and reads the answer. c goes back to
-// the pool only when the answer was read whole and keep-alive holds.
+// the pool only when the answer was read whole, keep-alive holds and
+// nothing follows the answer. For an answer to stream (see Proxy.stream)
+// the returned body owns c and releases it when closed.
 func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.Time, header http.Header, body []byte, resp *bytes.Buffer) (res attemptResult, up *http.Response, err error) {
 	resp.Reset()
-	keep := false
+	keep, owned := false, true
 	defer func() {
-		if keep {
+		switch {
+		case !owned:
+		case keep:
 			be.conns.put(c)
-		} else {
+		default:
 			_ = c.nc.Close()
 		}
 	}()
@@ -156,7 +171,11 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 	}
 	// A client that goes away cuts the attempt short.
 	stop := context.AfterFunc(r.Context(), func() { _ = c.nc.SetDeadline(aLongTimeAgo) })
-	defer stop()
+	defer func() {
+		if owned {
+			stop()
+		}
+	}()
 
 	writeRequest(c.bw, r, be, header, body)
 	if err := c.bw.Flush(); err != nil {
@@ -175,7 +194,9 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 	}
 	if up, ok := readAnswerFast(c.br); ok {
 		if up.ContentLength > p.maxResponse {
-			return tooLarge, nil, fmt.Errorf("answer of %d bytes", up.ContentLength)
+			c.lr = io.LimitedReader{R: c.br, N: up.ContentLength}
+			up.Body, owned = &streamBody{c: c, be: be, src: &c.lr, left: up.ContentLength, stop: stop}, false
+			return streaming, up, nil
 		}
 		resp.Grow(int(up.ContentLength))
 		b := resp.AvailableBuffer()[:up.ContentLength]
@@ -201,7 +222,8 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 		return connFailed, nil, errors.New("backend switched protocols")
 	}
 	if up.ContentLength > p.maxResponse {
-		return tooLarge, nil, fmt.Errorf("answer of %d bytes", up.ContentLength)
+		up.Body, owned = &streamBody{c: c, be: be, src: up.Body, left: up.ContentLength, close: up.Close, stop: stop}, false
+		return streaming, up, nil
 	}
 	if up.ContentLength > 0 {
 		resp.Grow(int(up.ContentLength))
@@ -213,7 +235,7 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 		return p.classifyDirect(r, err), nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	if n > p.maxResponse {
-		return tooLarge, nil, fmt.Errorf("answer over %d bytes", p.maxResponse)
+		return tooLarge, nil, fmt.Errorf("answer over %d bytes without a Content-Length", p.maxResponse)
 	}
 	_ = up.Body.Close()
 	// Reuse the connection only if the answer was framed (not closed
@@ -221,6 +243,42 @@ func (p *Proxy) exchange(r *http.Request, be *Backend, c *upConn, deadline time.
 	// (stop() false: the deadline was broken).
 	keep = !up.Close && c.br.Buffered() == 0 && stop()
 	return answered, up, nil
+}
+
+// streamBody is the body of an answer the Proxy streams: left bytes of src
+// on connection c, which goes back to be's pool when the body was read to
+// its end with nothing after it, and is closed otherwise.
+type streamBody struct {
+	c     *upConn
+	be    *Backend
+	src   io.Reader
+	left  int64
+	close bool        // the backend asked to close after the answer
+	stop  func() bool // stops watching the client; false if it left
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	n, err := b.src.Read(p[:min(int64(len(p)), b.left)])
+	b.left -= int64(n)
+	if err == io.EOF && b.left > 0 {
+		err = io.ErrUnexpectedEOF
+	} else if b.left == 0 {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (b *streamBody) Close() error {
+	stopped := b.stop()
+	if b.left == 0 && !b.close && stopped && b.c.br.Buffered() == 0 {
+		b.c.lr.R = nil
+		b.be.conns.put(b.c)
+		return nil
+	}
+	return b.c.nc.Close()
 }
 
 // readAnswerFast parses the head of the common answer: HTTP/1.1, a final
@@ -241,6 +299,11 @@ func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 	// "HTTP/1.1 200 OK" (the reason may be empty or missing).
 	if len(line) < 12 || line[:9] != "HTTP/1.1 " || (len(line) > 12 && line[12] != ' ') {
 		return nil, false
+	}
+	for i := 12; i < len(line); i++ {
+		if c := line[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return nil, false // a bare CR or LF ends a line for net/http
+		}
 	}
 	code := 0
 	for _, d := range []byte(line[9:12]) {
@@ -322,7 +385,7 @@ func parseHeaderLines(lines string, field func(k, v string) bool) (http.Header, 
 // "200 OK" of "HTTP/1.1 200 OK\r\n...".
 func line9(head string) string {
 	line, _, _ := strings.Cut(head, "\r\n")
-	return strings.TrimSpace(line[9:])
+	return strings.TrimLeft(line[9:], " ") // as http.ReadResponse does
 }
 
 // canonicalToken reports whether k is a non-empty header name made of

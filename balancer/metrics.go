@@ -43,6 +43,7 @@ func newBalancerMetrics(reg prometheus.Registerer) (*balancerMetrics, error) {
 // proxyMetrics are the Proxy's metrics.
 type proxyMetrics struct {
 	requests *prometheus.CounterVec
+	failures *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	retries  *prometheus.CounterVec
 }
@@ -52,8 +53,13 @@ func newProxyMetrics(reg prometheus.Registerer) (*proxyMetrics, error) {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "requests_total",
-			Help:      "Upstream attempts by language, version, backend and the status code the attempt produced (an upstream answer, or 502/504 for a failure). Requests that reached no backend have empty version and backend.",
+			Help:      "Upstream attempts by language, version, backend and the status code the attempt produced (an upstream answer, or 499/502/504 for a failure). Requests that reached no backend have empty version and backend, and language \"other\" when the balancer does not hold the language.",
 		}, []string{"language", "version", "backend", "code"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "backend_failures_total",
+			Help:      "Upstream attempts that failed by the backend's doing, which passive health counts: reason \"status\" for a 5xx answer, \"connection\" for a connection refused, reset or closed before the answer was whole. Timeouts, answers too large to pass and clients that go away are not in it.",
+		}, []string{"language", "version", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace,
 			Name:      "request_duration_seconds",
@@ -66,7 +72,7 @@ func newProxyMetrics(reg prometheus.Registerer) (*proxyMetrics, error) {
 			Help:      "Requests retried on another backend after a connection failure.",
 		}, []string{"language"}),
 	}
-	if err := register(reg, m.requests, m.duration, m.retries); err != nil {
+	if err := register(reg, m.requests, m.failures, m.duration, m.retries); err != nil {
 		return nil, err
 	}
 	return m, nil

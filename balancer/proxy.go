@@ -3,6 +3,7 @@ package balancer
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,13 +42,21 @@ type ProxyOptions struct {
 	// MaxBody limits request bodies; a larger one is answered 413.
 	// 0 means httpjson.DefaultMaxBody (1 MiB).
 	MaxBody int64
-	// MaxResponseBody limits upstream answers, which are read whole before
-	// the client sees a byte (so a backend that dies mid-answer is a 502,
-	// never a truncated 200); a larger one is a 502. 0 means
+	// MaxResponseBody is the buffer of upstream answers. An answer up to
+	// this size is read whole before the client sees a byte, so a backend
+	// that dies mid-answer costs a retry on another backend (or a 502),
+	// never a truncated 200. A larger answer with a Content-Length is
+	// streamed to the client under that Content-Length: if the backend
+	// dies mid-way the client's connection is cut, so the client sees an
+	// incomplete answer, never a whole one. A larger answer without a
+	// Content-Length (chunked, or ended by closing) is answered 502 naming
+	// this limit. Neither counts against the backend. 0 means
 	// DefaultMaxResponseBody.
 	MaxResponseBody int64
 	// Timeout bounds one upstream attempt: connecting, sending, and reading
-	// the whole answer. When it expires the client gets 504. 0 means
+	// the whole answer (streamed ones included). When it expires the client
+	// gets 504 (or, mid-stream, a cut connection); it does not count against
+	// the backend, as the input may be what is slow to lint. 0 means
 	// DefaultProxyTimeout.
 	Timeout time.Duration
 	// Registerer receives the proxy's metrics (requests, durations,
@@ -61,8 +71,9 @@ type ProxyOptions struct {
 // picked by the Balancer and passes the answer back, status and body.
 //
 // Semantics, in order:
-//   - a path other than /lint/{language} is 404, a method other than POST
-//     405, a body over MaxBody 413;
+//   - a path other than /lint/{language} (or a language name that is not
+//     valid UTF-8, or has a control character) is 404, a method other than
+//     POST 405, a body over MaxBody 413;
 //   - no backend for the language: 503;
 //   - the request body is buffered, so when an attempt fails without a
 //     whole answer (connection refused, reset or timed out while
@@ -72,15 +83,24 @@ type ProxyOptions struct {
 //     lint is idempotent, so a request the dead backend may have seen is
 //     retried as well;
 //   - an attempt that exceeds Timeout is 504 and is not retried (the time
-//     budget is spent; a slow backend is not a dead one);
-//   - an upstream answer is read whole, then passed through: status,
-//     headers (minus hop-by-hop ones) and body. So a backend that dies
-//     mid-answer is never a truncated 200. A 5xx answer also counts as a
-//     failure of the backend for passive health but is not retried: the
-//     backend did answer, and a request that makes one linter fail (the
-//     broken 1.2 crashes on empty code) would only take a second one down;
+//     budget is spent; a slow backend is not a dead one). It does not count
+//     against the backend: a slow lint may be the input's doing;
+//   - an upstream answer up to MaxResponseBody is read whole, then passed
+//     through: status, headers (minus hop-by-hop ones and names that are
+//     not valid tokens) and body. So a backend that dies mid-answer is
+//     never a truncated 200. A larger answer is streamed when it has a
+//     Content-Length, else answered 502 (see MaxResponseBody). A 5xx answer
+//     also counts as a failure of the backend for passive health but is not
+//     retried: the backend did answer, and a request that makes one linter
+//     fail (the broken 1.2 crashes on empty code) would only take a second
+//     one down;
 //   - a client that goes away ends the attempt at once; that does not count
 //     against the backend.
+//
+// Only 5xx answers and connection failures count against a backend (see
+// Balancer.ReportFailure): nothing a client sends can make a healthy
+// backend look broken. Metric labels come from a closed set: the language
+// label of a request for a language the Balancer does not hold is "other".
 //
 // A keep-alive connection the backend closed while idle is replaced by a
 // fresh one transparently (no failure, no retry elsewhere).
@@ -101,20 +121,37 @@ type Proxy struct {
 	// the built-in forwarder (forward.go) and https ones through
 	// ownTransport.
 	direct bool
+	// copyBufs are the buffers streamed answers pass through.
+	copyBufs sync.Pool // *[]byte
 }
+
+// otherLanguage is the metric label of every language the Balancer does
+// not hold: labels come from a closed set, whatever clients send.
+const otherLanguage = "other"
 
 // NewTransport returns the http.Transport a Proxy uses for https backends
 // (and that callers may pass as ProxyOptions.Transport): tuned
 // for keep-alive to a few hundred backends (1024 idle connections per host,
 // not the default 2), no proxy from the environment, no transparent
 // compression (bodies pass through untouched), HTTP/1.1.
+//
+// A plain-TCP connection that received bytes no request asked for is not
+// used for another request (the request goes on a new connection):
+// net/http notices such bytes only if its read loop sees them first, and
+// may otherwise take them for the next request's answer (golang/go#31259).
+// TLS connections keep net/http's own check only (their records cannot be
+// looked at without being read).
 func NewTransport() *http.Transport {
-	return &http.Transport{
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	t := &http.Transport{
 		Proxy: nil,
-		DialContext: (&net.Dialer{
-			Timeout:   5 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newGuardedConn(nc), nil
+		},
 		MaxIdleConns:          0, // no global limit
 		MaxIdleConnsPerHost:   1024,
 		IdleConnTimeout:       90 * time.Second,
@@ -125,6 +162,66 @@ func NewTransport() *http.Transport {
 		WriteBufferSize:       16 << 10,
 		ReadBufferSize:        16 << 10,
 	}
+	// TLS is done here, over an unguarded connection: DialContext then
+	// only ever dials plain-HTTP connections.
+	t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg := &tls.Config{}
+		if t.TLSClientConfig != nil {
+			cfg = t.TLSClientConfig.Clone()
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, cfg)
+		hctx, cancel := context.WithTimeout(ctx, t.TLSHandshakeTimeout)
+		defer cancel()
+		if err := tc.HandshakeContext(hctx); err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
+	return t
+}
+
+// guardedConn is a plain connection of NewTransport's that refuses to
+// send a new request when the backend sent bytes after the last answer.
+type guardedConn struct {
+	net.Conn
+	idle idlePeek
+	// answered: a read returned bytes since the last write, so the next
+	// write starts a new request on a connection that should be idle.
+	answered atomic.Bool
+}
+
+// errUnsolicited fails a request before any byte of it is written, which
+// net/http retries on a new connection.
+var errUnsolicited = errors.New("balancer: the backend sent bytes no request asked for; connection not reused")
+
+func newGuardedConn(nc net.Conn) net.Conn {
+	c := &guardedConn{Conn: nc}
+	c.idle.init(nc)
+	return c
+}
+
+func (c *guardedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.answered.Store(true)
+	}
+	return n, err
+}
+
+func (c *guardedConn) Write(p []byte) (int, error) {
+	if c.answered.Swap(false) && c.idle.unsolicited() {
+		_ = c.Conn.Close()
+		return 0, errUnsolicited
+	}
+	return c.Conn.Write(p)
 }
 
 // NewProxy returns a Proxy over b.
@@ -165,6 +262,7 @@ func NewProxy(b *Balancer, opts ProxyOptions) (*Proxy, error) {
 		p.metrics = m
 	}
 	p.bufs.New = func() any { return new(bytes.Buffer) }
+	p.copyBufs.New = func() any { b := make([]byte, 32<<10); return &b }
 	return p, nil
 }
 
@@ -182,15 +280,16 @@ type attemptResult int
 
 const (
 	answered   attemptResult = iota // a whole answer was read
+	streaming                       // the head was read; the body streams from up.Body
 	connFailed                      // no (whole) answer: may be retried
 	timedOut                        // the attempt's deadline passed
 	clientGone                      // the client cancelled
-	tooLarge                        // the answer is over MaxResponseBody
+	tooLarge                        // no Content-Length and over MaxResponseBody
 )
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	lang, ok := strings.CutPrefix(r.URL.Path, "/lint/")
-	if !ok || lang == "" || strings.IndexByte(lang, '/') >= 0 {
+	if !ok || !ValidLanguage(lang) {
 		httpjson.WriteError(w, httpjson.Errorf(http.StatusNotFound, "no such endpoint %s: use POST /lint/{language}", r.URL.Path))
 		return
 	}
@@ -224,42 +323,36 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body 
 		res, up, err := p.attempt(r, be, body, resp)
 		switch res {
 		case answered:
-			if up.StatusCode >= 500 {
-				p.reportFailure(be, fmt.Errorf("answered %d", up.StatusCode))
-			} else {
-				p.bal.ReportSuccess(be)
-			}
-			if p.metrics != nil {
-				o := p.backendObs(be)
-				if up.StatusCode == http.StatusOK {
-					o.ok.Inc()
-				} else {
-					p.count(lang, be, up.StatusCode)
-				}
-				o.duration.Observe(time.Since(start).Seconds())
-			}
-			writeAnswer(w, up, resp.Bytes())
+			p.reportAnswer(be, up.StatusCode, start)
+			writeAnswer(w, up, int64(resp.Len()))
+			_, _ = w.Write(resp.Bytes())
+			return
+		case streaming:
+			p.stream(w, r, be, up, start)
 			return
 		case clientGone:
 			// Not the backend's fault; nobody reads the answer.
+			p.bal.reportNeutral(be)
 			p.count(lang, be, 499)
 			httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "request cancelled"))
 			return
 		case timedOut:
-			p.reportFailure(be, err)
+			p.neutral(be, err)
 			p.count(lang, be, http.StatusGatewayTimeout)
 			p.observe(lang, be.Version, start)
 			httpjson.WriteError(w, httpjson.Errorf(http.StatusGatewayTimeout, "linter for %q (version %s) did not answer within %s", lang, be.Version, p.timeout))
 			return
 		case tooLarge:
-			p.reportFailure(be, err)
+			p.neutral(be, err)
 			p.count(lang, be, http.StatusBadGateway)
 			p.observe(lang, be.Version, start)
-			httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "linter for %q answered more than %d bytes", lang, p.maxResponse))
+			httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway,
+				"the answer of the linter for %q is over %d bytes and has no Content-Length: the balancer passes such answers up to %d bytes (ProxyOptions.MaxResponseBody); larger ones only with a Content-Length",
+				lang, p.maxResponse, p.maxResponse))
 			return
 		}
 		// connFailed
-		p.reportFailure(be, err)
+		p.reportFailure(be, failConnection, err)
 		p.count(lang, be, http.StatusBadGateway)
 		if attempt == 0 {
 			if next, perr := p.bal.PickOther(lang, be); perr == nil {
@@ -275,6 +368,75 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body 
 		return
 	}
 }
+
+// reportAnswer records be's answer of status for passive health (a 5xx is
+// a failure) and in the metrics.
+func (p *Proxy) reportAnswer(be *Backend, status int, start time.Time) {
+	if status >= 500 {
+		p.reportFailure(be, failStatus, fmt.Errorf("answered %d", status))
+	} else {
+		p.bal.ReportSuccess(be)
+	}
+	if p.metrics != nil {
+		o := p.backendObs(be)
+		if status == http.StatusOK {
+			o.ok.Inc()
+		} else {
+			p.count(be.Language, be, status)
+		}
+		o.duration.Observe(time.Since(start).Seconds())
+	}
+}
+
+// stream passes on an answer over MaxResponseBody under its
+// Content-Length. The answer counts for passive health by its status as
+// soon as the head is in; then only a backend that fails mid-way counts
+// against it (not a client that stops reading, nor the deadline). An
+// answer cut short is aborted, never completed: the client sees fewer bytes
+// than the Content-Length and a closed connection.
+func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, be *Backend, up *http.Response, start time.Time) {
+	defer up.Body.Close()
+	writeAnswer(w, up, up.ContentLength)
+	bp := p.copyBufs.Get().(*[]byte)
+	defer p.copyBufs.Put(bp)
+	buf := *bp
+	var n int64
+	res, err := answered, error(nil)
+	for n < up.ContentLength && res == answered {
+		k, rerr := up.Body.Read(buf[:min(int64(len(buf)), up.ContentLength-n)])
+		if k > 0 {
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				res, err = clientGone, werr
+				break
+			}
+			n += int64(k)
+		}
+		switch {
+		case rerr == io.EOF && n < up.ContentLength:
+			res, err = connFailed, io.ErrUnexpectedEOF
+		case rerr != nil && rerr != io.EOF:
+			res, err = p.classifyDirect(r, rerr), rerr
+		}
+	}
+	if res == answered {
+		p.reportAnswer(be, up.StatusCode, start)
+		return
+	}
+	err = fmt.Errorf("streaming an answer of %d bytes, cut after %d: %w", up.ContentLength, n, err)
+	if res == connFailed {
+		p.reportFailure(be, failConnection, err)
+	} else {
+		p.neutral(be, err)
+	}
+	p.count(be.Language, be, map[attemptResult]int{connFailed: http.StatusBadGateway, timedOut: http.StatusGatewayTimeout, clientGone: 499}[res])
+	p.observe(be.Language, be.Version, start)
+	abortAnswer(w)
+}
+
+// abortAnswer cuts the answer being written to w, so that the client
+// cannot take a partial answer for a whole one: http.ErrAbortHandler is
+// how net/http (and Server's fast path) close the connection at once.
+func abortAnswer(http.ResponseWriter) { panic(http.ErrAbortHandler) }
 
 // StatusOfError returns the HTTP status an error of this package (or an
 // *httpjson.Error) is answered with: 503 for ErrNoBackend, 404 for
@@ -333,7 +495,7 @@ func (p *Proxy) attempt(r *http.Request, be *Backend, body []byte, resp *bytes.B
 	}
 	resp.Reset()
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
-	defer cancel()
+	defer func() { cancel() }()
 
 	u := be.lintURL
 	if r.URL.RawQuery != "" {
@@ -358,10 +520,13 @@ func (p *Proxy) attempt(r *http.Request, be *Backend, body []byte, resp *bytes.B
 	if err != nil {
 		return p.classify(ctx, r, err), nil, err
 	}
-	defer up.Body.Close()
 	if up.ContentLength > p.maxResponse {
-		return tooLarge, nil, fmt.Errorf("answer of %d bytes", up.ContentLength)
+		// The stream owns the attempt's deadline now.
+		up.Body = &cancelBody{ReadCloser: up.Body, cancel: cancel}
+		cancel = func() {}
+		return streaming, up, nil
 	}
+	defer up.Body.Close()
 	if up.ContentLength > 0 {
 		resp.Grow(int(up.ContentLength))
 	}
@@ -370,9 +535,21 @@ func (p *Proxy) attempt(r *http.Request, be *Backend, body []byte, resp *bytes.B
 		return p.classify(ctx, r, err), nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	if n > p.maxResponse {
-		return tooLarge, nil, fmt.Errorf("answer over %d bytes", p.maxResponse)
+		return tooLarge, nil, fmt.Errorf("answer over %d bytes without a Content-Length", p.maxResponse)
 	}
 	return answered, up, nil
+}
+
+// cancelBody ends an attempt's context when its streamed body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func (p *Proxy) classify(ctx context.Context, r *http.Request, err error) attemptResult {
@@ -397,21 +574,45 @@ func (p *Proxy) classify(ctx context.Context, r *http.Request, err error) attemp
 	return connFailed
 }
 
-func (p *Proxy) reportFailure(be *Backend, err error) {
+// Reasons a backend failed, the reason label of backend_failures_total.
+const (
+	failStatus     = "status"     // it answered 5xx
+	failConnection = "connection" // refused, reset, or closed before its answer was whole
+)
+
+// reportFailure reports a failure the backend caused.
+func (p *Proxy) reportFailure(be *Backend, reason string, err error) {
 	ejected := p.bal.ReportFailure(be)
+	if p.metrics != nil {
+		p.metrics.failures.WithLabelValues(be.Language, be.Version, reason).Inc()
+	}
 	if p.logger != nil {
 		p.logger.Warn("balancer: upstream failed", "language", be.Language, "version", be.Version,
 			"backend", be.URI, "err", err, "ejected", ejected)
 	}
 }
 
+// neutral reports an attempt whose failure the request caused, not the
+// backend (a timeout, an answer too large to pass): logged, not counted.
+func (p *Proxy) neutral(be *Backend, err error) {
+	p.bal.reportNeutral(be)
+	if p.logger != nil {
+		p.logger.Info("balancer: request failed upstream (not counted against the backend)", "language", be.Language,
+			"version", be.Version, "backend", be.URI, "err", err)
+	}
+}
+
+// count counts an attempt (or a request that reached no backend) under a
+// bounded language label.
 func (p *Proxy) count(lang string, be *Backend, code int) {
 	if p.metrics == nil {
 		return
 	}
 	version, uri := "", ""
 	if be != nil {
-		version, uri = be.Version, be.URI
+		lang, version, uri = be.Language, be.Version, be.URI
+	} else if !p.bal.holds(lang) {
+		lang = otherLanguage
 	}
 	p.metrics.requests.WithLabelValues(lang, version, uri, codeString(code)).Inc()
 }
@@ -496,10 +697,12 @@ func outboundHeader(in http.Header) http.Header {
 	return h
 }
 
-func writeAnswer(w http.ResponseWriter, up *http.Response, body []byte) {
+// writeAnswer writes up's status and headers, minus hop-by-hop ones and
+// names that are not valid tokens, with a Content-Length of length.
+func writeAnswer(w http.ResponseWriter, up *http.Response, length int64) {
 	h := w.Header()
 	for k, vv := range up.Header {
-		if !isHopHeader(k) {
+		if !isHopHeader(k) && validHeaderName(k) {
 			h[k] = vv
 		}
 	}
@@ -515,11 +718,39 @@ func writeAnswer(w http.ResponseWriter, up *http.Response, body []byte) {
 	// The upstream's own Content-Length, already copied, is kept when it
 	// is the length passed on (the usual case), saving two allocations.
 	var num [20]byte
-	if cl := strconv.AppendInt(num[:0], int64(len(body)), 10); !sameValue(h["Content-Length"], cl) {
+	if cl := strconv.AppendInt(num[:0], length, 10); !sameValue(h["Content-Length"], cl) {
 		h["Content-Length"] = []string{string(cl)}
 	}
 	w.WriteHeader(up.StatusCode)
-	_, _ = w.Write(body)
+}
+
+// tokenChars marks the bytes of an HTTP token (RFC 9110 5.6.2).
+var tokenChars = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// validHeaderName reports whether k is a valid header name (a token).
+// net/http parses names with spaces from backends, which no client may be
+// handed.
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if !tokenChars[k[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // sameValue reports whether vv is the single value v.

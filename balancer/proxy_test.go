@@ -294,7 +294,9 @@ type faultCase struct {
 	first outcome
 	// retried says whether the first request was retried on the good one.
 	retried bool
-	// ejectedAfter is how many requests to the bad backend eject it.
+	// ejectedAfter is how many requests to the bad backend eject it; 0
+	// when none does (its failures are not its fault, or it is the last
+	// backend of the language).
 	ejectedAfter int
 }
 
@@ -306,17 +308,17 @@ func TestProxyFaults(t *testing.T) {
 			withGood: true, first: outcome{200, `"result":true`}, retried: true, ejectedAfter: 3,
 		},
 		{
-			name:  "refused connection with no other backend is 502",
+			name:  "refused connection with no other backend is 502, and the last backend is never ejected",
 			bad:   func(t *testing.T) (string, func() int64) { return refusedURI(t), func() int64 { return 0 } },
-			first: outcome{502, "failed and no other could answer"}, ejectedAfter: 3,
+			first: outcome{502, "failed and no other could answer"},
 		},
 		{
-			name: "hanging backend is 504, not retried",
+			name: "hanging backend is 504, not retried, and not ejected (the input may be slow to lint)",
 			bad: func(t *testing.T) (string, func() int64) {
 				l := newLinter(t, "1.0", hanging)
 				return l.URI(), l.hits.Load
 			},
-			withGood: true, first: outcome{504, "did not answer within"}, ejectedAfter: 3,
+			withGood: true, first: outcome{504, "did not answer within"},
 		},
 		{
 			name: "500 is passed through, not retried, and counts as a failure",
@@ -340,7 +342,7 @@ func TestProxyFaults(t *testing.T) {
 				l := newLinter(t, "1.0", dyingMidStream)
 				return l.URI(), l.hits.Load
 			},
-			first: outcome{502, "failed and no other could answer"}, ejectedAfter: 3,
+			first: outcome{502, "failed and no other could answer"},
 		},
 	}
 	for _, su := range setups {
@@ -379,10 +381,16 @@ func testProxyFault(t *testing.T, su setup, tt faultCase) {
 	}
 	assert.Equal(t, retries, metricValue(t, e.reg, "fleetkit_balancer_retries_total", "python"))
 
-	// Send requests until the bad backend has been picked
-	// ejectedAfter times in all; then it is ejected and every
-	// request is served by the good one (or 503 without one).
-	for badPicks := 1; badPicks < tt.ejectedAfter; {
+	// Send requests until the bad backend has been picked ejectedAfter
+	// times in all (twice what would eject it when it must stay: every
+	// request to it still fails the same way, never with a 200); then an
+	// ejected one gets no more traffic, and every request is served by the
+	// good one (or 503 without one).
+	picks := tt.ejectedAfter
+	if picks == 0 {
+		picks = 2 * balancer.DefaultEjectAfter
+	}
+	for badPicks := 1; badPicks < picks; {
 		code, got := e.lint(t, "python", body)
 		if good != nil && code == http.StatusOK && !tt.retried {
 			continue // the good backend's turn
@@ -394,6 +402,11 @@ func testProxyFault(t *testing.T, su setup, tt faultCase) {
 	require.NoError(t, err)
 	bad := st.Languages["python"].Versions["1.0"].Backends[0]
 	require.Equal(t, badURI, bad.URI)
+	if tt.ejectedAfter == 0 {
+		assert.True(t, bad.Healthy, "not ejected")
+		assert.Zero(t, metricValue(t, e.reg, "fleetkit_balancer_ejections_total", "python", "1.0"))
+		return
+	}
 	assert.False(t, bad.Healthy, "ejected after %d failures", tt.ejectedAfter)
 	assert.Equal(t, 1.0, metricValue(t, e.reg, "fleetkit_balancer_ejections_total", "python", "1.0"))
 
@@ -458,7 +471,9 @@ func testProxyCountsAttempts(t *testing.T, su setup) {
 	}
 	e.lint(t, "cobol", `{"code":"x"}`)
 	assert.Equal(t, 3.0, metricValue(t, e.reg, "fleetkit_balancer_requests_total", l.URI(), "200", "python", "1.0"))
-	assert.Equal(t, 1.0, metricValue(t, e.reg, "fleetkit_balancer_requests_total", "", "503", "cobol", ""))
+	// A language the balancer does not hold is counted as "other" (labels
+	// come from a closed set).
+	assert.Equal(t, 1.0, metricValue(t, e.reg, "fleetkit_balancer_requests_total", "", "503", "other", ""))
 	assert.Equal(t, 3.0, metricValue(t, e.reg, "fleetkit_balancer_request_duration_seconds", "python", "1.0"))
 	st, err := e.bal.Backends(context.Background())
 	require.NoError(t, err)
@@ -475,15 +490,20 @@ func TestNewProxyValidation(t *testing.T) {
 
 func TestCheckerReadmits(t *testing.T) {
 	ctx := context.Background()
-	b := newBalancer(t, balancer.Options{EjectAfter: 1})
+	// A third backend stays in rotation: the last one never leaves.
+	b := newBalancer(t, balancer.Options{EjectAfter: 1, MaxEjectionPercent: 100})
 	up := newLinter(t, "1.0", nil)
 	down := refusedURI(t)
+	spare := newLinter(t, "1.0", nil)
 	require.NoError(t, b.AddBackend(ctx, "python", "1.0", up.URI()))
 	require.NoError(t, b.AddBackend(ctx, "python", "1.0", down))
+	require.NoError(t, b.AddBackend(ctx, "python", "1.0", spare.URI()))
 	for {
 		be, err := b.Pick("python")
 		require.NoError(t, err)
-		b.ReportFailure(be)
+		if be.URI != spare.URI() {
+			b.ReportFailure(be)
+		}
 		if len(b.Ejected()) == 2 {
 			break
 		}

@@ -3,9 +3,11 @@ package balancer
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,17 +16,25 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
-// Server defaults.
+// Server defaults, used when neither ServerOptions nor its HTTP server set
+// a timeout.
 const (
 	// DefaultIdleTimeout closes a keep-alive connection that sent nothing
-	// for this long (ServerOptions.IdleTimeout zero).
+	// for this long after an answer.
 	DefaultIdleTimeout = 2 * time.Minute
-	// DefaultReadTimeout bounds reading one request, head and body
-	// (ServerOptions.ReadTimeout zero).
+	// DefaultReadHeaderTimeout bounds reading a request's head.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading one request, head and body.
 	DefaultReadTimeout = 30 * time.Second
 )
+
+// fastStreamAbove is the size of an answer the fast path sends in one
+// write; a larger one with a Content-Length is written as it comes.
+const fastStreamAbove = 64 << 10
 
 // clientWatchDelay is how long a request may be in flight before the
 // Server starts watching its connection for a client that went away.
@@ -38,21 +48,37 @@ const clientWatchDelay = 20 * time.Millisecond
 const fastHeadMax = 8 << 10
 
 // ServerOptions configures a Server. The zero value is usable.
+//
+// The fast path keeps the timeouts as net/http does: a new connection has
+// ReadHeaderTimeout to send its first request's head; after an answer a
+// kept-alive connection has IdleTimeout to start the next request, whose
+// head then has ReadHeaderTimeout; ReadTimeout bounds head and body from
+// the request's start. A connection handed to net/http keeps its head's
+// deadline: a slow head gets no second allowance there.
 type ServerOptions struct {
 	// Fallback serves every request the fast path does not take (see
 	// Server). nil means the Proxy itself, which answers 404 for a path
 	// other than /lint/{language}.
 	Fallback http.Handler
 	// HTTP is the net/http server for those requests; its Handler is
-	// replaced by Fallback. nil means one with ReadHeaderTimeout,
-	// ReadTimeout and IdleTimeout set from these options.
+	// replaced by Fallback (behind httpjson's panic recovery). A timeout
+	// it sets applies to the fast path too unless set here (with net/http's
+	// fallbacks: ReadTimeout for a missing ReadHeaderTimeout or
+	// IdleTimeout); one it leaves zero is set to the fast path's. nil means
+	// a new http.Server.
 	HTTP *http.Server
-	// IdleTimeout closes a connection idle this long. 0 means
-	// DefaultIdleTimeout.
+	// ReadHeaderTimeout bounds reading a request's head. 0 means HTTP's,
+	// else DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection idle this long. 0 means
+	// HTTP's, else DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// ReadTimeout bounds reading a request's head and body. 0 means
-	// DefaultReadTimeout.
+	// HTTP's, else DefaultReadTimeout.
 	ReadTimeout time.Duration
+	// Logger logs handler panics (answered 500, with the connection
+	// closed). nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Server serves a Proxy's public API over HTTP/1.1, without net/http's
@@ -76,15 +102,19 @@ type ServerOptions struct {
 //
 // Answers are the Proxy's, as through ServeHTTP. One difference: a client
 // that goes away is noticed only once its request has been in flight for
-// 20 ms, not at once (the upstream attempt is then cut short as usual).
+// 20 ms, not at once (the upstream attempt is then cut short as usual). A
+// panic in the Proxy is answered 500 with the JSON error body, logged, and
+// the connection closed, as httpjson.Recover does for the handed-off ones.
 //
 // Server speaks plain HTTP/1.1 on TCP; for TLS or HTTP/2 mount the Proxy in
 // an http.Server instead. Serve and Shutdown follow http.Server's contract.
 type Server struct {
-	proxy       *Proxy
-	http        *http.Server
-	idleTimeout time.Duration
-	readTimeout time.Duration
+	proxy             *Proxy
+	http              *http.Server
+	logger            *slog.Logger
+	idleTimeout       time.Duration
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
 
 	handoff     *handoffListener
 	serveHTTP   sync.Once
@@ -104,38 +134,47 @@ func NewServer(p *Proxy, opts ServerOptions) (*Server, error) {
 	if p == nil {
 		return nil, errors.New("balancer: NewServer needs a Proxy")
 	}
-	if opts.IdleTimeout < 0 || opts.ReadTimeout < 0 {
+	if opts.IdleTimeout < 0 || opts.ReadTimeout < 0 || opts.ReadHeaderTimeout < 0 {
 		return nil, errors.New("balancer: ServerOptions timeouts must not be negative")
 	}
 	s := &Server{
-		proxy:       p,
-		http:        opts.HTTP,
-		idleTimeout: opts.IdleTimeout,
-		readTimeout: opts.ReadTimeout,
-		listeners:   map[net.Listener]struct{}{},
-		conns:       map[*fastConn]struct{}{},
-	}
-	if s.idleTimeout == 0 {
-		s.idleTimeout = DefaultIdleTimeout
-	}
-	if s.readTimeout == 0 {
-		s.readTimeout = DefaultReadTimeout
+		proxy:     p,
+		http:      opts.HTTP,
+		logger:    opts.Logger,
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[*fastConn]struct{}{},
 	}
 	if s.http == nil {
-		s.http = &http.Server{
-			ReadHeaderTimeout: s.readTimeout,
-			ReadTimeout:       s.readTimeout,
-			IdleTimeout:       s.idleTimeout,
-		}
+		s.http = &http.Server{}
 	}
-	s.http.Handler = opts.Fallback
-	if s.http.Handler == nil {
-		s.http.Handler = p
+	if s.logger == nil {
+		s.logger = slog.Default()
 	}
+	h := s.http
+	s.readTimeout = cmp.Or(opts.ReadTimeout, positive(h.ReadTimeout), DefaultReadTimeout)
+	s.readHeaderTimeout = cmp.Or(opts.ReadHeaderTimeout, positive(h.ReadHeaderTimeout), positive(h.ReadTimeout), DefaultReadHeaderTimeout)
+	s.idleTimeout = cmp.Or(opts.IdleTimeout, positive(h.IdleTimeout), positive(h.ReadTimeout), DefaultIdleTimeout)
+	if h.ReadHeaderTimeout == 0 {
+		h.ReadHeaderTimeout = s.readHeaderTimeout
+	}
+	if h.ReadTimeout == 0 {
+		h.ReadTimeout = s.readTimeout
+	}
+	if h.IdleTimeout == 0 {
+		h.IdleTimeout = s.idleTimeout
+	}
+	fallback := opts.Fallback
+	if fallback == nil {
+		fallback = p
+	}
+	h.Handler = httpjson.Recover(fallback, s.logger)
 	s.handoff = newHandoffListener()
 	s.ctx, s.cancelConns = context.WithCancel(context.Background())
 	return s, nil
 }
+
+// positive returns d, or 0 when it is negative (net/http's "no timeout").
+func positive(d time.Duration) time.Duration { return max(d, 0) }
 
 // Serve accepts connections on ln and serves them until ln fails or
 // Shutdown is called; it then returns http.ErrServerClosed. ln is closed
@@ -253,6 +292,7 @@ func (s *Server) newConn(nc net.Conn) *fastConn {
 	c.watchDone = make(chan struct{}, 1)
 	c.watchTimer = time.AfterFunc(time.Hour, c.watch)
 	c.watchTimer.Stop()
+	c.w.c = c
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inShutdown.Load() {
@@ -304,23 +344,40 @@ func (c *fastConn) serve() {
 		}
 		s.connsWG.Done()
 	}()
-	for {
+	for first := true; ; first = false {
 		if !c.setActive(false) {
 			return // shutting down
 		}
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.idleTimeout))
+		// As net/http: a new connection's first head must be in within
+		// ReadHeaderTimeout of the accept; a kept-alive one waits up to
+		// IdleTimeout for the next request, whose head then has
+		// ReadHeaderTimeout.
+		start := time.Now()
+		if first {
+			_ = c.nc.SetReadDeadline(start.Add(c.srv.readHeaderTimeout))
+		} else {
+			_ = c.nc.SetReadDeadline(start.Add(c.srv.idleTimeout))
+		}
 		if _, err := c.br.Peek(1); err != nil {
 			return
 		}
 		if !c.setActive(true) {
 			return
 		}
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.readTimeout))
-		req, ok := c.readHead()
-		if !ok {
-			handedOff = c.handOff()
+		if !first {
+			start = time.Now()
+		}
+		headDeadline := start.Add(c.srv.readHeaderTimeout)
+		_ = c.nc.SetReadDeadline(headDeadline)
+		req, verdict := c.readHead()
+		switch verdict {
+		case headClose:
+			return // the head's time is up: closed unanswered, as net/http does
+		case headHandOff:
+			handedOff = c.handOff(headDeadline)
 			return
 		}
+		_ = c.nc.SetReadDeadline(start.Add(c.srv.readTimeout))
 		body := make([]byte, req.contentLength)
 		if _, err := io.ReadFull(c.br, body); err != nil {
 			return // a client that stops mid-body gets no answer, as from net/http
@@ -357,12 +414,13 @@ func (c *fastConn) closeIfIdle() {
 }
 
 // handOff passes the connection, with every byte read and not consumed,
-// to the net/http server. It reports whether the handoff happened.
-func (c *fastConn) handOff() bool {
+// to the net/http server. The request's head must still be in by
+// headDeadline. It reports whether the handoff happened.
+func (c *fastConn) handOff(headDeadline time.Time) bool {
 	_ = c.nc.SetReadDeadline(time.Time{})
 	buffered, _ := c.br.Peek(c.br.Buffered())
 	prefix := append(bytes.Clone(buffered), c.cr.prefix...)
-	return c.srv.handoff.hand(&prefixConn{Conn: c.nc, prefix: prefix})
+	return c.srv.handoff.hand(&prefixConn{Conn: c.nc, prefix: prefix, capDeadline: headDeadline})
 }
 
 // serveRequest answers one request through the Proxy and writes the
@@ -383,10 +441,10 @@ func (c *fastConn) serveRequest(h fastRequest, body []byte) bool {
 		Close:         h.close,
 	}
 	r = r.WithContext(c.ctx)
-	c.w.reset()
+	c.w.reset(h.close)
 	start := time.Now()
 	c.watchTimer.Reset(clientWatchDelay)
-	c.srv.proxy.serve(&c.w, r, h.lang, body, start)
+	aborted := c.callProxy(r, h.lang, body, start)
 	if !c.watchTimer.Stop() {
 		// The watcher is reading the connection: stop it and take back
 		// what it read.
@@ -394,18 +452,50 @@ func (c *fastConn) serveRequest(h fastRequest, body []byte) bool {
 		<-c.watchDone
 		_ = c.nc.SetReadDeadline(time.Time{})
 	}
-	if c.ctx.Err() != nil {
-		return false // the client went away
+	if aborted || c.ctx.Err() != nil {
+		return false // cut mid-answer, or the client went away
 	}
-	closing := h.close || c.srv.inShutdown.Load()
-	c.w.writeTo(c.bw, closing)
+	if c.w.streamed {
+		// The head and part of the body are out: the rest, then done. An
+		// answer shorter than its Content-Length closes the connection.
+		return c.bw.Flush() == nil && c.w.werr == nil && c.w.sent == c.w.declared && !c.w.closing && !c.srv.inShutdown.Load()
+	}
+	if c.srv.inShutdown.Load() {
+		c.w.closing = true
+	}
+	c.w.writeTo(c.bw)
 	if len(c.w.body) > 64<<10 {
 		// A big answer to a client that does not read would block here
 		// for ever; small ones fit in the socket buffer.
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.readTimeout))
 		defer c.nc.SetWriteDeadline(time.Time{})
 	}
-	return c.bw.Flush() == nil
+	return c.bw.Flush() == nil && !c.w.closing
+}
+
+// callProxy serves r through the Proxy. A panic is answered as
+// httpjson.Recover answers it (500 with the error body, a log line, the
+// connection closed) while nothing of the answer is out; after that, and
+// for http.ErrAbortHandler (a streamed answer that failed mid-way), the
+// answer is cut: callProxy reports true and the connection closes.
+func (c *fastConn) callProxy(r *http.Request, lang string, body []byte, start time.Time) (aborted bool) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v != http.ErrAbortHandler {
+			httpjson.LogPanic(c.srv.logger, r, v)
+		}
+		if v == http.ErrAbortHandler || c.w.streamed {
+			aborted = true
+			return
+		}
+		c.w.reset(true)
+		httpjson.WriteError(&c.w, httpjson.Errorf(http.StatusInternalServerError, "internal error"))
+	}()
+	c.srv.proxy.serve(&c.w, r, lang, body, start)
+	return false
 }
 
 // watch runs when a request has been in flight for clientWatchDelay: it
@@ -426,17 +516,25 @@ func (c *fastConn) watch() {
 	}
 }
 
-// fastWriter is the http.ResponseWriter of the fast path: it keeps the
-// whole answer, which writeTo sends in one write.
+// fastWriter is the http.ResponseWriter of the fast path: it keeps an
+// answer up to fastStreamAbove bytes whole, which writeTo sends in one
+// write; a larger one with a Content-Length header goes out as it comes.
 type fastWriter struct {
-	header http.Header
-	code   int
-	body   []byte
+	c       *fastConn
+	header  http.Header
+	code    int
+	body    []byte
+	closing bool // the answer ends the connection
+	// streamed: the head is out and Write goes to the connection; sent of
+	// declared bytes of the body are out, and werr is the first error.
+	streamed       bool
+	sent, declared int64
+	werr           error
 }
 
 var _ http.ResponseWriter = (*fastWriter)(nil)
 
-func (w *fastWriter) reset() {
+func (w *fastWriter) reset(closing bool) {
 	if w.header == nil {
 		w.header = make(http.Header, 8)
 	} else {
@@ -447,6 +545,8 @@ func (w *fastWriter) reset() {
 	if cap(w.body) > 256<<10 {
 		w.body = nil // let a rare huge answer's buffer go
 	}
+	w.closing = closing
+	w.streamed, w.sent, w.declared, w.werr = false, 0, 0, nil
 }
 
 func (w *fastWriter) Header() http.Header { return w.header }
@@ -461,13 +561,60 @@ func (w *fastWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	w.body = append(w.body, b...)
-	return len(b), nil
+	if w.streamed {
+		return w.writeConn(b)
+	}
+	if len(w.body)+len(b) <= fastStreamAbove {
+		w.body = append(w.body, b...)
+		return len(b), nil
+	}
+	cl, ok := int64(0), false
+	if v := w.header["Content-Length"]; len(v) == 1 {
+		cl, ok = parseLength(v[0])
+	}
+	if !ok || cl < int64(len(w.body)+len(b)) {
+		w.body = append(w.body, b...) // no usable length: kept whole
+		return len(b), nil
+	}
+	w.streamed, w.declared = true, cl
+	sniff := w.body
+	if len(sniff) == 0 {
+		sniff = b
+	}
+	w.writeHead(w.c.bw, cl, sniff)
+	if _, err := w.writeConn(w.body); err != nil {
+		return 0, err
+	}
+	w.body = w.body[:0]
+	return w.writeConn(b)
 }
 
-// writeTo writes the answer: status line, headers (Content-Length of the
-// body, Date and Content-Type added when missing, as net/http does), body.
-func (w *fastWriter) writeTo(bw *bufio.Writer, closing bool) {
+// writeConn writes b to the connection of a streamed answer, each write
+// bounded in time so that a client that stops reading cannot hold it.
+func (w *fastWriter) writeConn(b []byte) (int, error) {
+	if w.werr != nil {
+		return 0, w.werr
+	}
+	_ = w.c.nc.SetWriteDeadline(time.Now().Add(w.c.srv.readTimeout))
+	n, err := w.c.bw.Write(b)
+	w.sent += int64(n)
+	if err == nil && w.sent > w.declared {
+		err = errors.New("balancer: answer longer than its Content-Length")
+	}
+	w.werr = err
+	return n, err
+}
+
+// writeTo writes the whole kept answer.
+func (w *fastWriter) writeTo(bw *bufio.Writer) {
+	w.writeHead(bw, int64(len(w.body)), w.body)
+	bw.Write(w.body)
+}
+
+// writeHead writes the status line and headers: Content-Length of length,
+// Date and Content-Type (sniffed from sniff) added when missing, as
+// net/http does.
+func (w *fastWriter) writeHead(bw *bufio.Writer, length int64, sniff []byte) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
@@ -494,18 +641,17 @@ func (w *fastWriter) writeTo(bw *bufio.Writer, closing bool) {
 		bw.WriteString(httpDate())
 		bw.WriteString("\r\n")
 	}
-	if _, ok := w.header["Content-Type"]; !ok && len(w.body) > 0 {
+	if _, ok := w.header["Content-Type"]; !ok && len(sniff) > 0 {
 		bw.WriteString("Content-Type: ")
-		bw.WriteString(http.DetectContentType(w.body))
+		bw.WriteString(http.DetectContentType(sniff))
 		bw.WriteString("\r\n")
 	}
-	if closing {
+	if w.closing {
 		bw.WriteString("Connection: close\r\n")
 	}
 	bw.WriteString("Content-Length: ")
-	bw.Write(strconv.AppendInt(num[:0], int64(len(w.body)), 10))
+	bw.Write(strconv.AppendInt(num[:0], length, 10))
 	bw.WriteString("\r\n\r\n")
-	bw.Write(w.body)
 }
 
 // dateCache holds the Date header value of the current second.
@@ -535,10 +681,24 @@ type fastRequest struct {
 	close                     bool
 }
 
+// headVerdict is what readHead decided.
+type headVerdict int
+
+const (
+	headFast    headVerdict = iota // the fast path serves the request
+	headHandOff                    // net/http serves the connection from here
+	headClose                      // the head's time is up: close
+)
+
+// fastPrefix is how every request the fast path takes begins.
+const fastPrefix = "POST /lint/"
+
 // readHead reads and consumes the request head if it has the fast path's
-// shape, leaving the body in c.br. Otherwise it consumes nothing and
-// reports false.
-func (c *fastConn) readHead() (fastRequest, bool) {
+// shape, leaving the body in c.br. A head that cannot have it is handed to
+// net/http as soon as that shows (another method or path, a line ended by
+// a bare LF, too long), without waiting for the rest; one whose deadline
+// passes closes the connection.
+func (c *fastConn) readHead() (fastRequest, headVerdict) {
 	var buf []byte
 	for {
 		buf, _ = c.br.Peek(c.br.Buffered())
@@ -546,20 +706,46 @@ func (c *fastConn) readHead() (fastRequest, bool) {
 			buf = buf[:i+4]
 			break
 		}
-		if c.br.Buffered() >= fastHeadMax {
-			return fastRequest{}, false
+		if !plausibleHead(buf) || c.br.Buffered() >= fastHeadMax {
+			return fastRequest{}, headHandOff
 		}
-		// Wait for more of the head; an error leaves the request to
-		// net/http, which answers it as it would have.
 		if _, err := c.br.Peek(c.br.Buffered() + 1); err != nil {
-			return fastRequest{}, false
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return fastRequest{}, headClose
+			}
+			// net/http answers what it would have (a 400 for a head cut
+			// short).
+			return fastRequest{}, headHandOff
 		}
 	}
 	req, ok := parseHead(buf, c.srv.proxy.maxBody)
-	if ok {
-		_, _ = c.br.Discard(len(buf))
+	if !ok {
+		return req, headHandOff
 	}
-	return req, ok
+	_, _ = c.br.Discard(len(buf))
+	return req, headFast
+}
+
+// plausibleHead reports whether the start of a head may still be one the
+// fast path takes: it begins "POST /lint/" and has no line ended by a bare
+// LF.
+func plausibleHead(b []byte) bool {
+	n := min(len(b), len(fastPrefix))
+	if string(b[:n]) != fastPrefix[:n] {
+		return false
+	}
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		if i == 0 || b[i-1] != '\r' {
+			return false
+		}
+		j := bytes.IndexByte(b[i+1:], '\n')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return true
 }
 
 // parseHead parses head (ending in the blank line) if it has the fast
@@ -681,6 +867,27 @@ func isAlnum(c byte) bool {
 type prefixConn struct {
 	net.Conn
 	prefix []byte
+	// capDeadline, when set, caps the first read deadline set on the
+	// connection (net/http's for the head it reads first), then is
+	// cleared: a head handed over keeps the deadline it had.
+	capDeadline time.Time
+}
+
+func (c *prefixConn) SetReadDeadline(t time.Time) error {
+	if limit := c.capDeadline; !limit.IsZero() {
+		c.capDeadline = time.Time{}
+		if t.IsZero() || t.After(limit) {
+			t = limit
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *prefixConn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.Conn.SetWriteDeadline(t)
 }
 
 func (c *prefixConn) Read(p []byte) (int, error) {

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,8 +26,10 @@ import (
 //	update_steps: [1, 5, 10, 50, 100]
 //	health: {interval: 5s, timeout: 2s, threshold: 1}
 //	replace_unhealthy: false
+//	max_machines_per_language: 32
+//	max_machines: 128
 //	state_file: /var/lib/fleetkit/rollout.json
-//	balancer: {address: "http://127.0.0.1:8080", secret: "s3cret"}
+//	balancer: {address: "http://127.0.0.1:8080", secret_file: /etc/fleetkit/balancer-secret}
 //	languages:
 //	  python:
 //	    version: "1.0"            # the version machines run before any update
@@ -46,6 +51,11 @@ type Config struct {
 	// ReplaceUnhealthy replaces a machine that became unhealthy instead of
 	// only keeping it out of the balancer (off by default, as the seed says).
 	ReplaceUnhealthy bool `yaml:"replace_unhealthy"`
+	// MaxMachinesPerLanguage and MaxMachines cap the live machines /create
+	// makes (409 beyond); 0 means DefaultMaxMachinesPerLanguage and
+	// DefaultMaxMachines, a negative value no cap.
+	MaxMachinesPerLanguage int `yaml:"max_machines_per_language"`
+	MaxMachines            int `yaml:"max_machines"`
 	// StateFile is where the rollout phases are kept across restarts; ""
 	// keeps them in memory only.
 	StateFile string `yaml:"state_file"`
@@ -69,8 +79,14 @@ type HealthConfig struct {
 type BalancerConfig struct {
 	// Address is the admin API's base URL, "http://127.0.0.1:8080".
 	Address string `yaml:"address"`
-	// Secret is the admin secret.
+	// Secret is the admin secret. Prefer SecretFile (or the
+	// FLEETKIT_SECRET_KEY environment variable the binary reads): a file
+	// readable by the manager only.
 	Secret string `yaml:"secret"`
+	// SecretFile is a file holding the admin secret (surrounding white
+	// space ignored), read by LoadConfig; relative to the configuration
+	// file.
+	SecretFile string `yaml:"secret_file"`
 	// RatioTotal is the sum the balancer wants weights to have; 0 means
 	// DefaultRatioTotal.
 	RatioTotal int `yaml:"ratio_total"`
@@ -125,6 +141,18 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if f := c.Balancer.SecretFile; f != "" {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(filepath.Dir(path), f)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: balancer.secret_file: %v", path, ErrInvalidConfig, err)
+		}
+		if c.Balancer.Secret = strings.TrimSpace(string(b)); c.Balancer.Secret == "" {
+			return nil, fmt.Errorf("%s: %w: balancer.secret_file %s is empty", path, ErrInvalidConfig, f)
+		}
+	}
 	return c, nil
 }
 
@@ -176,8 +204,11 @@ func (c *Config) Validate() error {
 	if c.Balancer.Address != "" && !strings.HasPrefix(c.Balancer.Address, "http://") && !strings.HasPrefix(c.Balancer.Address, "https://") {
 		bad("balancer.address %q must be an http:// or https:// URL", c.Balancer.Address)
 	}
-	if c.Balancer.Address != "" && c.Balancer.Secret == "" {
-		bad("balancer.secret is required with balancer.address")
+	if c.Balancer.Address != "" && c.Balancer.Secret == "" && c.Balancer.SecretFile == "" {
+		bad("balancer.secret is required with balancer.address (or balancer.secret_file, a file holding it)")
+	}
+	if c.Balancer.Secret != "" && c.Balancer.SecretFile != "" {
+		bad("balancer.secret and balancer.secret_file are both set; keep one")
 	}
 	if c.Auto.Enabled && c.Auto.MetricsURL == "" {
 		bad("auto.metrics_url (the balancer's /metrics) is required with auto.enabled")
@@ -244,26 +275,51 @@ func (c *Config) RequireRunnable(provider string) error {
 // auto.metrics_url.
 func (c *Config) Options() Options {
 	o := Options{
-		Steps:            slices.Clone(c.UpdateSteps),
-		StartTimeout:     c.StartTimeout,
-		RemoveTimeout:    c.RemoveTimeout,
-		HealthInterval:   c.Health.Interval,
-		HealthTimeout:    c.Health.Timeout,
-		HealthThreshold:  c.Health.Threshold,
-		ReplaceUnhealthy: c.ReplaceUnhealthy,
-		StateFile:        c.StateFile,
-		RatioTotal:       c.Balancer.RatioTotal,
-		Languages:        make(map[string]Language, len(c.Languages)),
+		Steps:                  slices.Clone(c.UpdateSteps),
+		StartTimeout:           c.StartTimeout,
+		RemoveTimeout:          c.RemoveTimeout,
+		HealthInterval:         c.Health.Interval,
+		HealthTimeout:          c.Health.Timeout,
+		HealthThreshold:        c.Health.Threshold,
+		ReplaceUnhealthy:       c.ReplaceUnhealthy,
+		MaxMachinesPerLanguage: c.MaxMachinesPerLanguage,
+		MaxMachines:            c.MaxMachines,
+		StateFile:              c.StateFile,
+		RatioTotal:             c.Balancer.RatioTotal,
+		Languages:              make(map[string]Language, len(c.Languages)),
 	}
 	for name, l := range c.Languages {
 		o.Languages[name] = Language{Version: l.Version, Versions: maps.Clone(l.Versions)}
 	}
 	if c.Auto.Enabled {
 		o.Auto = &AutoOptions{
-			Source:       NewCounterErrorRates(NewScrapeGatherer(c.Auto.MetricsURL, nil), CounterOptions{}),
+			Source:       NewCounterErrorRates(NewScrapeGatherer(c.Auto.MetricsURL, c.scrapeClient()), CounterOptions{}),
 			StepAfter:    c.Auto.StepAfter,
 			MaxErrorRate: c.Auto.MaxErrorRate,
 		}
 	}
 	return o
+}
+
+// scrapeClient returns the client that scrapes auto.metrics_url: one that
+// gives the balancer's secret (which a balancer serving /metrics beside its
+// public API asks for) when the URL is on the balancer's host, and nil
+// (the default client) otherwise, so the secret goes nowhere else.
+func (c *Config) scrapeClient() *http.Client {
+	m, err1 := url.Parse(c.Auto.MetricsURL)
+	b, err2 := url.Parse(c.Balancer.Address)
+	if err1 != nil || err2 != nil || c.Balancer.Secret == "" || m.Host != b.Host || m.Scheme != b.Scheme {
+		return nil
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: secretHeader{secret: c.Balancer.Secret},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// secretHeader adds the balancer's admin secret to a request.
+type secretHeader struct{ secret string }
+
+func (s secretHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Secret-Key", s.secret)
+	return http.DefaultTransport.RoundTrip(r)
 }

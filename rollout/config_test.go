@@ -1,6 +1,11 @@
 package rollout_test
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,4 +115,60 @@ func TestLoadConfig(t *testing.T) {
 	_, err = rollout.LoadConfig(bad)
 	require.ErrorIs(t, err, rollout.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), bad, "the error names the file")
+}
+
+// TestConfigSecretFile: the balancer's secret may live in a file of its
+// own (relative to the configuration), not in the configuration.
+func TestConfigSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "secret"), []byte("  from-a-file\n"), 0o600))
+	cfg := filepath.Join(dir, "mm.yaml")
+	body := "languages: {python: {version: '1.0', versions: {'1.0': {command: linter}}}}\nmax_machines_per_language: 4\nmax_machines: -1\n"
+	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: secret}\n"), 0o600))
+	c, err := rollout.LoadConfig(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, "from-a-file", c.Balancer.Secret)
+	assert.Equal(t, 4, c.Options().MaxMachinesPerLanguage)
+	assert.Equal(t, -1, c.Options().MaxMachines)
+
+	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: missing}\n"), 0o600))
+	_, err = rollout.LoadConfig(cfg)
+	assert.ErrorIs(t, err, rollout.ErrInvalidConfig)
+	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: secret, secret: x}\n"), 0o600))
+	_, err = rollout.LoadConfig(cfg)
+	assert.ErrorContains(t, err, "both set")
+}
+
+// TestConfigScrapesWithTheBalancerSecret: the automatic mode's scrape of
+// a balancer's /metrics gives the balancer's secret — to that host only.
+func TestConfigScrapesWithTheBalancerSecret(t *testing.T) {
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("X-Secret-Key"))
+		if r.Header.Get("X-Secret-Key") != "s3cret" {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		_, _ = io.WriteString(w, "# TYPE fleetkit_balancer_requests_total counter\nfleetkit_balancer_requests_total{language=\"python\",version=\"2.0\",code=\"200\"} 4\n")
+	}))
+	t.Cleanup(srv.Close)
+	lang := "languages: {python: {version: '1.0', versions: {'1.0': {command: linter}, '2.0': {command: linter}}}}\n"
+	for _, tt := range []struct {
+		balancer string
+		ok       bool
+	}{
+		{srv.URL, true},
+		{"http://127.0.0.2:1", false}, // another host: no secret sent
+	} {
+		c, err := rollout.ParseConfig([]byte(lang + fmt.Sprintf("balancer: {address: %q, secret: s3cret}\nauto: {enabled: true, metrics_url: %q}\n", tt.balancer, srv.URL+"/metrics")))
+		require.NoError(t, err)
+		_, rate, err := c.Options().Auto.Source.ErrorRates(context.Background(), "python", "1.0", "2.0")
+		if tt.ok {
+			require.NoError(t, err)
+			assert.Zero(t, rate)
+		} else {
+			assert.Error(t, err)
+		}
+	}
+	assert.Equal(t, []string{"s3cret", ""}, seen)
 }

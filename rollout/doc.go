@@ -30,9 +30,19 @@
 // new version's error rate (an ErrorRateSource; CounterErrorRates reads the
 // balancer's request counter). Metrics go to an injected Registerer.
 //
+// Create stops at MaxMachinesPerLanguage and MaxMachines (409). A Router
+// that is also an EjectionReporter (the balancer, in-process or through its
+// Client) has the backends its passive health ejected shown in Status and
+// on the page: the manager's own health marking stays as the design says
+// (unhealthy for good), while an ejection is the balancer's temporary
+// state. The automatic mode's default source counts only failures the
+// backends caused (5xx and connection failures), not what clients caused.
+//
 // Handler serves the wire contract's machine manager API (/create,
 // /remove, /delete, /init-update, /update, /rollback, /status) and an HTML
-// status page at /. Config is the YAML or JSON file the service reads.
+// status page at /. Every mutating call must be declared
+// application/json, and carry HandlerOptions.Secret when one is set.
+// Config is the YAML or JSON file the service reads.
 //
 // # Concurrency
 //

@@ -35,6 +35,9 @@ var (
 	// ErrRouter wraps failures of the Router (the balancer did not answer
 	// or refused a change). HTTP 503.
 	ErrRouter = errors.New("rollout: router failed")
+	// ErrTooManyMachines is a create beyond MaxMachinesPerLanguage or
+	// MaxMachines. HTTP 409.
+	ErrTooManyMachines = errors.New("rollout: too many machines")
 	// ErrClosed is returned after the Manager's Run has returned.
 	ErrClosed = errors.New("rollout: manager stopped")
 )
@@ -48,6 +51,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrUnknownLanguage), errors.Is(err, ErrUnknownMachine):
 		return http.StatusNotFound
+	case errors.Is(err, ErrTooManyMachines):
+		return http.StatusConflict
 	case errors.Is(err, ErrMachines), errors.Is(err, ErrRouter), errors.Is(err, ErrClosed):
 		return http.StatusServiceUnavailable
 	}

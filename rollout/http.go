@@ -2,10 +2,14 @@ package rollout
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetkit/internal/httpjson"
@@ -27,7 +31,17 @@ type HandlerOptions struct {
 	OperationTimeout time.Duration
 	// Logger logs failed requests; nil means none.
 	Logger *slog.Logger
+	// Secret, when set, is what every mutating call (every POST) must
+	// carry in the X-Secret-Key header (or as "Authorization: Bearer
+	// <secret>"); a call without it is 403. Reads (/status, the page) stay
+	// open. Compared in constant time, never logged. "" leaves the API open,
+	// as the wire contract has it: then listen on loopback only.
+	Secret string
 }
+
+// SecretHeader is the header that carries HandlerOptions.Secret (the
+// balancer's admin API uses the same).
+const SecretHeader = "X-Secret-Key"
 
 // Handler is the machine manager's HTTP API (the wire contract's "Machine
 // manager" section), relative to where it is mounted:
@@ -40,14 +54,21 @@ type HandlerOptions struct {
 //	GET  /status       {"linters":[{"<ip>":{"version","lang","request_count","is_healthy"}}]}
 //	GET  /             an HTML status page
 //
+// Every POST must say Content-Type: application/json (415 otherwise: no
+// cross-site form can send that without a CORS preflight, which this API
+// never grants) and, when HandlerOptions.Secret is set, carry the secret
+// (403 otherwise).
+//
 // Errors are {"status":"error","message"} with 400 (bad input: malformed
-// JSON, unknown fields, a missing field, an impossible step), 404 (unknown
-// language, machine or path), 405, 413, 503 (the provider or the router
-// failed) or 500. It is safe for concurrent use.
+// JSON, unknown fields, a missing field, an impossible step), 403, 404
+// (unknown language, machine or path), 405, 409 (a machine cap reached),
+// 413, 415, 503 (the provider or the router failed) or 500. It is safe for
+// concurrent use.
 type Handler struct {
-	m    *Manager
-	opts HandlerOptions
-	mux  *http.ServeMux
+	m      *Manager
+	opts   HandlerOptions
+	mux    *http.ServeMux
+	secret *[sha256.Size]byte // nil: no secret
 }
 
 // NewHandler returns the HTTP API of m.
@@ -62,6 +83,10 @@ func NewHandler(m *Manager, opts HandlerOptions) *Handler {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{m: m, opts: opts, mux: http.NewServeMux()}
+	if opts.Secret != "" {
+		sum := sha256.Sum256([]byte(opts.Secret))
+		h.secret = &sum
+	}
 	h.handle("/create", http.MethodPost, h.create)
 	h.handle("/remove", http.MethodPost, h.remove)
 	h.handle("/delete", http.MethodPost, h.remove)
@@ -84,10 +109,35 @@ func (h *Handler) handle(path, method string, f func(http.ResponseWriter, *http.
 		if !httpjson.RequireMethod(w, r, method) {
 			return
 		}
+		if method == http.MethodPost {
+			if err := h.admit(r); err != nil {
+				h.writeError(w, r, err)
+				return
+			}
+		}
 		if err := f(w, r); err != nil {
 			h.writeError(w, r, err)
 		}
 	})
+}
+
+// admit checks a mutating call: the secret when one is set, then a JSON
+// body.
+func (h *Handler) admit(r *http.Request) error {
+	if h.secret != nil {
+		given := r.Header.Get(SecretHeader)
+		if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && given == "" {
+			given = v
+		}
+		sum := sha256.Sum256([]byte(given))
+		if given == "" || subtle.ConstantTimeCompare(sum[:], h.secret[:]) != 1 {
+			return httpjson.Errorf(http.StatusForbidden, "wrong or missing secret: send it in the %s header", SecretHeader)
+		}
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return httpjson.Errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json, not %q", r.Header.Get("Content-Type"))
+	}
+	return nil
 }
 
 // writeError is the one place errors become HTTP answers.
@@ -241,6 +291,11 @@ type linterJSON struct {
 	Lang         string `json:"lang"`
 	RequestCount int64  `json:"request_count"`
 	IsHealthy    bool   `json:"is_healthy"`
+	// InRotation (an addition to the contract) says the balancer sends
+	// the machine traffic: it holds it and has not ejected it. EjectedUntil
+	// is when an ejected one comes back.
+	InRotation   bool       `json:"in_rotation"`
+	EjectedUntil *time.Time `json:"ejected_until,omitempty"`
 }
 
 type statusAnswer struct {
@@ -257,9 +312,12 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) error {
 	ans := statusAnswer{Linters: []map[string]linterJSON{}, Rollouts: map[string]phaseJSON{}}
 	for _, l := range st.Languages {
 		for _, mc := range l.Machines {
-			ans.Linters = append(ans.Linters, map[string]linterJSON{mc.Address: {
-				Version: mc.Version, Lang: mc.Language, RequestCount: mc.RequestCount, IsHealthy: mc.Healthy,
-			}})
+			lj := linterJSON{Version: mc.Version, Lang: mc.Language, RequestCount: mc.RequestCount, IsHealthy: mc.Healthy,
+				InRotation: mc.Routed && !mc.Ejected}
+			if mc.Ejected && !mc.EjectedUntil.IsZero() {
+				lj.EjectedUntil = &mc.EjectedUntil
+			}
+			ans.Linters = append(ans.Linters, map[string]linterJSON{mc.Address: lj})
 		}
 		if _, ok := h.m.langs[l.Language]; ok {
 			ans.Rollouts[l.Language] = h.phaseJSON(l.Language)

@@ -16,22 +16,31 @@ import (
 )
 
 type apiClient struct {
-	t   *testing.T
-	url string
+	t      *testing.T
+	url    string
+	header http.Header // sent with every call, over the defaults
 }
 
 func newAPI(t *testing.T, f *fixture) *apiClient {
-	srv := httptest.NewServer(rollout.NewHandler(f.mgr, rollout.HandlerOptions{MaxBody: 1024}))
-	t.Cleanup(srv.Close)
-	return &apiClient{t: t, url: srv.URL}
+	return newAPIWith(t, f, rollout.HandlerOptions{MaxBody: 1024})
 }
 
-// do sends body to path (GET when body is empty) and returns the status
-// and the decoded JSON answer.
+func newAPIWith(t *testing.T, f *fixture, opts rollout.HandlerOptions) *apiClient {
+	srv := httptest.NewServer(rollout.NewHandler(f.mgr, opts))
+	t.Cleanup(srv.Close)
+	return &apiClient{t: t, url: srv.URL, header: http.Header{}}
+}
+
+// do sends body to path (with Content-Type: application/json and the
+// client's headers) and returns the status and the decoded JSON answer.
 func (c *apiClient) do(method, path, body string) (int, map[string]any, string) {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
 	require.NoError(c.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(c.t, err)
 	defer resp.Body.Close()

@@ -43,6 +43,16 @@ type BackendLister interface {
 	Backends(ctx context.Context, lang string) ([]string, error)
 }
 
+// EjectionReporter is implemented by Routers that take backends out of
+// rotation on their own, as the balancer's passive health does. Status
+// shows those backends beside the manager's own health, so that the two
+// views agree. It may block on I/O.
+type EjectionReporter interface {
+	// EjectedBackends returns the URIs of the backends out of rotation,
+	// each with when it comes back (zero when unknown).
+	EjectedBackends(ctx context.Context) (map[string]time.Time, error)
+}
+
 // Defaults used when an Options field is zero.
 const (
 	// DefaultStartTimeout bounds the creation of a machine until healthy.
@@ -59,6 +69,10 @@ const (
 	LabelOwner = "fleetkit-rollout-owner"
 	// HealthPath is the machines' health endpoint (the wire contract).
 	HealthPath = "/health"
+	// DefaultMaxMachinesPerLanguage caps the live machines of a language.
+	DefaultMaxMachinesPerLanguage = 32
+	// DefaultMaxMachines caps the live machines of all languages.
+	DefaultMaxMachines = 128
 )
 
 // Language is one language of the fleet.
@@ -105,6 +119,13 @@ type Options struct {
 	// ResyncInterval is how often Run reconciles each language without
 	// being woken; 0 means DefaultResyncInterval.
 	ResyncInterval time.Duration
+	// MaxMachinesPerLanguage and MaxMachines cap the live machines Create
+	// makes, per language and in all (ErrTooManyMachines beyond; a rollout
+	// step may still surge one machine over while it replaces one). 0
+	// means DefaultMaxMachinesPerLanguage and DefaultMaxMachines; a
+	// negative value means no cap.
+	MaxMachinesPerLanguage int
+	MaxMachines            int
 	// IsNotFound reports whether an error of Router.RemoveBackend means
 	// the router did not hold the uri (which counts as removed). nil means
 	// no error does: wire errors.Is(err, balancer.ErrUnknownBackend).
@@ -143,7 +164,8 @@ type Manager struct {
 	// saveMu serializes writes of the state file.
 	saveMu sync.Mutex
 
-	// mu guards phases, backward, dead, routed, ratios and owners.
+	// mu guards phases, backward, dead, routed, ratios, owners and
+	// creating.
 	mu       sync.Mutex
 	phases   map[string]Phase
 	backward map[string]bool           // language → last transition moved back
@@ -151,6 +173,7 @@ type Manager struct {
 	routed   map[string]string         // machine ID → URI added to the router
 	ratios   map[string]map[string]int // language → ratio last set
 	owners   map[string]string         // machine ID → language, for events
+	creating int                       // Creates under way, for MaxMachines
 }
 
 // deadInfo records an unhealthy machine.
@@ -264,6 +287,8 @@ func (o *Options) normalize() error {
 	o.ResyncInterval = cmp.Or(o.ResyncInterval, DefaultResyncInterval)
 	o.RatioTotal = cmp.Or(o.RatioTotal, DefaultRatioTotal)
 	o.Name = cmp.Or(o.Name, DefaultName)
+	o.MaxMachinesPerLanguage = cmp.Or(o.MaxMachinesPerLanguage, DefaultMaxMachinesPerLanguage)
+	o.MaxMachines = cmp.Or(o.MaxMachines, DefaultMaxMachines)
 	if o.IsNotFound == nil {
 		o.IsNotFound = func(error) bool { return false }
 	}
@@ -322,6 +347,15 @@ func (m *Manager) Create(ctx context.Context, lang string) (machines.Machine, er
 	if err != nil {
 		return machines.Machine{}, err
 	}
+	if limit := m.opts.MaxMachinesPerLanguage; limit >= 0 && len(a.live) >= limit {
+		return machines.Machine{}, fmt.Errorf("%w: %s has %d live machines, the most allowed per language (max_machines_per_language)",
+			ErrTooManyMachines, lang, len(a.live))
+	}
+	release, err := m.reserve(ctx)
+	if err != nil {
+		return machines.Machine{}, err
+	}
+	defer release()
 	old, new, p := m.versions(lang)
 	_, newWant := MachineSplit(len(a.live)+1, p)
 	version := old
@@ -336,6 +370,38 @@ func (m *Manager) Create(ctx context.Context, lang string) (machines.Machine, er
 		return mc, err
 	}
 	return mc, nil
+}
+
+// reserve counts a Create under way against MaxMachines, or fails with
+// ErrTooManyMachines when the live machines and the Creates under way
+// reach it. release undoes the count.
+func (m *Manager) reserve(ctx context.Context) (release func(), err error) {
+	limit := m.opts.MaxMachines
+	if limit < 0 {
+		return func() {}, nil
+	}
+	all, err := m.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live := 0
+	for _, mc := range all {
+		if mc.State == machines.StateRunning && !m.isDead(mc.ID) {
+			live++
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if live+m.creating >= limit {
+		return nil, fmt.Errorf("%w: %d live machines and %d being created, the most allowed in all (max_machines)",
+			ErrTooManyMachines, live, m.creating)
+	}
+	m.creating++
+	return func() {
+		m.mu.Lock()
+		m.creating--
+		m.mu.Unlock()
+	}, nil
 }
 
 // Remove takes the machine at addr ("127.0.0.1:34567") out of the router

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,25 +20,39 @@ import (
 // language, version, backend and status code.
 const DefaultRequestsMetric = "fleetkit_balancer_requests_total"
 
+// DefaultFailuresMetric is the balancer's counter of the failures its
+// backends caused (5xx answers and connection failures, by language,
+// version and reason): what its passive health counts, and nothing a
+// client causes (timeouts, answers too large to pass, clients that leave).
+const DefaultFailuresMetric = "fleetkit_balancer_backend_failures_total"
+
 // CounterOptions configure a CounterErrorRates. The zero value reads the
-// balancer's DefaultRequestsMetric.
+// balancer's DefaultRequestsMetric and DefaultFailuresMetric.
 type CounterOptions struct {
-	// Metric is the counter's name; "" means DefaultRequestsMetric.
+	// Metric is the counter of requests; "" means DefaultRequestsMetric.
 	Metric string
-	// LanguageLabel, VersionLabel and CodeLabel name its labels; "" means
+	// FailuresMetric is the counter of failures the backends caused,
+	// labelled by language and version; "" means DefaultFailuresMetric.
+	// Unused when IsError is set.
+	FailuresMetric string
+	// LanguageLabel, VersionLabel and CodeLabel name the labels; "" means
 	// "language", "version" and "code".
 	LanguageLabel, VersionLabel, CodeLabel string
-	// IsError says whether a code counts as a failure; nil means a status
-	// of 500 or more (what the balancer counts for failed attempts too).
+	// IsError, when set, counts failures from Metric's code label instead
+	// of FailuresMetric (for a requests counter of another balancer). It
+	// says whether a code is a failure. Beware that codes mix what the
+	// backends did with what clients caused (a 504 for a slow input).
 	IsError func(code string) bool
 }
 
-// CounterErrorRates is an ErrorRateSource over a Prometheus counter of
-// requests labelled by language, version and status code, read from a
+// CounterErrorRates is an ErrorRateSource over Prometheus counters of
+// requests and of failures labelled by language and version, read from a
 // prometheus.Gatherer: the in-process registry of a balancer, or a remote
-// one through NewScrapeGatherer. Each ErrorRates call returns the rates over
-// the requests counted since the previous call for the same language (since
-// the start for the first). It is safe for concurrent use.
+// one through NewScrapeGatherer. With fleetkit's balancer the failures are
+// those its backends caused, so a new version is judged by its own
+// failures, never by what clients send it. Each ErrorRates call returns
+// the rates over the requests counted since the previous call for the same
+// language (since the start for the first). It is safe for concurrent use.
 type CounterErrorRates struct {
 	g    prometheus.Gatherer
 	opts CounterOptions
@@ -54,15 +67,10 @@ var _ ErrorRateSource = (*CounterErrorRates)(nil)
 // NewCounterErrorRates returns an ErrorRateSource reading g.
 func NewCounterErrorRates(g prometheus.Gatherer, opts CounterOptions) *CounterErrorRates {
 	opts.Metric = cmp.Or(opts.Metric, DefaultRequestsMetric)
+	opts.FailuresMetric = cmp.Or(opts.FailuresMetric, DefaultFailuresMetric)
 	opts.LanguageLabel = cmp.Or(opts.LanguageLabel, "language")
 	opts.VersionLabel = cmp.Or(opts.VersionLabel, "version")
 	opts.CodeLabel = cmp.Or(opts.CodeLabel, "code")
-	if opts.IsError == nil {
-		opts.IsError = func(code string) bool {
-			n, err := strconv.Atoi(code)
-			return err == nil && n >= 500
-		}
-	}
 	return &CounterErrorRates{g: g, opts: opts, last: map[[2]string][2]float64{}}
 }
 
@@ -72,9 +80,11 @@ func (c *CounterErrorRates) ErrorRates(ctx context.Context, lang, oldVersion, ne
 	if err != nil && len(mfs) == 0 {
 		return 0, 0, fmt.Errorf("gathering metrics: %w", err)
 	}
-	now := map[string][2]float64{}
+	now := map[string][2]float64{} // version → {requests, failures}
 	for _, mf := range mfs {
-		if mf.GetName() != c.opts.Metric {
+		requests := mf.GetName() == c.opts.Metric
+		failures := c.opts.IsError == nil && mf.GetName() == c.opts.FailuresMetric
+		if !requests && !failures {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -94,9 +104,14 @@ func (c *CounterErrorRates) ErrorRates(ctx context.Context, lang, oldVersion, ne
 			}
 			n := counterValue(m)
 			t := now[v]
-			t[0] += n
-			if c.opts.IsError(code) {
+			switch {
+			case failures:
 				t[1] += n
+			case c.opts.IsError != nil && c.opts.IsError(code):
+				t[0] += n
+				t[1] += n
+			default:
+				t[0] += n
 			}
 			now[v] = t
 		}

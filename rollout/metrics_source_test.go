@@ -2,15 +2,20 @@ package rollout_test
 
 import (
 	"context"
+	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/balancer"
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
@@ -28,7 +33,8 @@ func TestCounterErrorRates(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			requests.Reset()
-			src := rollout.NewCounterErrorRates(g, rollout.CounterOptions{})
+			// Failures from the codes, for a requests counter alone.
+			src := rollout.NewCounterErrorRates(g, rollout.CounterOptions{IsError: func(code string) bool { return code >= "500" }})
 			ctx := context.Background()
 			old, new, err := src.ErrorRates(ctx, "python", "1.0", "2.0")
 			require.NoError(t, err)
@@ -55,4 +61,74 @@ func TestCounterErrorRates(t *testing.T) {
 	_, _, err := rollout.NewCounterErrorRates(rollout.NewScrapeGatherer("http://127.0.0.1:1/metrics", nil), rollout.CounterOptions{}).
 		ErrorRates(context.Background(), "python", "1.0", "2.0")
 	require.Error(t, err)
+}
+
+// TestCounterErrorRatesCountOnlyBackendFailures runs a real balancer in
+// front of a new version whose answers clients make large or slow: those
+// are 502s and 504s to the clients, but not the new version's failures, so
+// its error rate stays 0 and the automatic mode would advance. 5xx answers
+// it gives of its own are its failures.
+func TestCounterErrorRatesCountOnlyBackendFailures(t *testing.T) {
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	bal, err := balancer.New(balancer.Options{Registerer: reg})
+	require.NoError(t, err)
+	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Registerer: reg, Timeout: 200 * time.Millisecond, MaxResponseBody: 1 << 10})
+	require.NoError(t, err)
+	t.Cleanup(proxy.CloseIdleConnections)
+	backend := func(version string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			switch {
+			case strings.Contains(string(body), "slow"): // past the timeout
+				select {
+				case <-r.Context().Done():
+				case <-time.After(5 * time.Second):
+				}
+			case strings.Contains(string(body), "large"): // chunked, over the buffer
+				for range 4 {
+					_, _ = io.WriteString(w, strings.Repeat("x", 1<<10))
+					http.NewResponseController(w).Flush()
+				}
+			case strings.Contains(string(body), "crash"):
+				http.Error(w, `{"detail":"crashed"}`, http.StatusInternalServerError)
+			default:
+				_, _ = io.WriteString(w, `{"result":true,"version":"`+version+`"}`)
+			}
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	require.NoError(t, bal.AddBackend(ctx, "python", "1.0", backend("1.0")))
+	require.NoError(t, bal.AddBackend(ctx, "python", "2.0", backend("2.0")))
+	require.NoError(t, bal.SetRatio(ctx, "python", map[string]int{"1.0": 50, "2.0": 50}))
+	lint := func(code string) int {
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/lint/python", strings.NewReader(`{"code":"`+code+`"}`)))
+		return rec.Code
+	}
+	src := rollout.NewCounterErrorRates(reg, rollout.CounterOptions{})
+	_, _, err = src.ErrorRates(ctx, "python", "1.0", "2.0")
+	require.NoError(t, err)
+
+	codes := map[int]int{}
+	for range 4 {
+		for _, code := range []string{"x", "slow", "large"} {
+			codes[lint(code)]++
+		}
+	}
+	require.Positive(t, codes[http.StatusGatewayTimeout], "%v", codes)
+	require.Positive(t, codes[http.StatusBadGateway], "%v", codes)
+	old, new, err := src.ErrorRates(ctx, "python", "1.0", "2.0")
+	require.NoError(t, err)
+	assert.Zero(t, old, "client-caused outcomes are no failures of 1.0")
+	assert.Zero(t, new, "client-caused outcomes are no failures of 2.0")
+
+	for range 4 {
+		lint("crash")
+	}
+	old, new, err = src.ErrorRates(ctx, "python", "1.0", "2.0")
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, old, 1e-9, "every answer of 1.0 was a 500 of its own")
+	assert.InDelta(t, 1.0, new, 1e-9)
 }

@@ -47,7 +47,7 @@ small { color: #666; }
 <td>{{.Address}}</td>
 <td>{{if .Healthy}}<span class="ok">healthy</span>{{else}}<span class="bad">unhealthy</span> <small>{{.Reason}}</small>{{end}}</td>
 <td>{{.RequestCount}}</td>
-<td>{{if .Routed}}yes{{else}}no{{end}}</td>
+<td>{{if .Ejected}}<span class="bad">ejected</span> <small>by the balancer's passive health{{if not .EjectedUntil.IsZero}}, back at {{.EjectedUntil.UTC.Format "15:04:05"}} UTC{{end}}</small>{{else if .Routed}}yes{{else}}no{{end}}</td>
 <td><small>{{.ID}}</small></td>
 </tr>{{end}}
 </table>

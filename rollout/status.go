@@ -26,8 +26,14 @@ type MachineStatus struct {
 	// health answer.
 	RequestCount int64
 	// Routed says the machine is in the router.
-	Routed    bool
-	CreatedAt time.Time
+	Routed bool
+	// Ejected says the router has taken the machine out of rotation on
+	// its own (the balancer's passive health), until EjectedUntil (zero
+	// when unknown). It is the router's view, apart from Healthy: an
+	// ejection is temporary, and the machine stays the manager's.
+	Ejected      bool
+	EjectedUntil time.Time
+	CreatedAt    time.Time
 }
 
 // LanguageStatus is the state of one language.
@@ -77,9 +83,14 @@ func (m *Manager) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	ejected := m.ejected(ctx)
 	byLang := map[string][]MachineStatus{}
 	for _, mc := range all {
-		byLang[mc.Language] = append(byLang[mc.Language], m.machineStatus(mc))
+		ms := m.machineStatus(mc)
+		if until, ok := ejected[mc.URL()]; ok && ms.Routed {
+			ms.Ejected, ms.EjectedUntil = true, until
+		}
+		byLang[mc.Language] = append(byLang[mc.Language], ms)
 	}
 	var st Status
 	for _, name := range slices.Sorted(maps.Keys(byLang)) {
@@ -106,6 +117,22 @@ func (m *Manager) Status(ctx context.Context) (Status, error) {
 	}
 	slices.SortStableFunc(st.Languages, func(a, b LanguageStatus) int { return strings.Compare(a.Language, b.Language) })
 	return st, nil
+}
+
+// ejected returns the router's ejected backends when it reports them; a
+// router that fails to answer leaves them out (the status is still
+// served).
+func (m *Manager) ejected(ctx context.Context) map[string]time.Time {
+	er, ok := m.router.(EjectionReporter)
+	if !ok {
+		return nil
+	}
+	ej, err := er.EjectedBackends(ctx)
+	if err != nil {
+		m.log.Warn("reading the router's ejected backends failed", "err", err)
+		return nil
+	}
+	return ej
 }
 
 func (m *Manager) machineStatus(mc machines.Machine) MachineStatus {

@@ -4,10 +4,14 @@
 # processes) on free loopback ports, runs scripts/abuse against it (steady
 # well-behaved load beside large answers, slow inputs, random paths,
 # invented methods and slowloris connections), prints the figures, and
-# stops the fleet. Exit status 1 when a well-behaved request failed or a
-# healthy backend left the rotation.
+# stops the fleet. Exit status 1 when a well-behaved request failed, a
+# healthy backend left the rotation, /metrics grew, or a slowloris or idle
+# connection outlived the run.
 #
-#   scripts/abuse.sh [-duration 30s] [-rate 200] [-slowloris 64]
+# The balancer's timeout is 2 s here, so that slow inputs run past it:
+# they must be 504s to their clients and nothing more.
+#
+#   scripts/abuse.sh [-duration 30s] [-rate 200] [-slowloris 64] [-large-every 5s] [-slow-every 10s]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
@@ -26,8 +30,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 lb="127.0.0.1:$(free_port)"
 mm="127.0.0.1:$(free_port)"
 secret="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
-"$work/quickstart" -lb-addr "$lb" -mm-addr "$mm" -secret "$secret" -linter-bin "$work/linter" \
-	-health-interval 1s >"$work/quickstart.log" 2>&1 &
+FLEETKIT_SECRET_KEY="$secret" "$work/quickstart" -lb-addr "$lb" -mm-addr "$mm" -linter-bin "$work/linter" \
+	-health-interval 1s -lb-timeout 2s >"$work/quickstart.log" 2>&1 &
 qs_pid=$!
 for _ in $(seq 120); do
 	curl -sf "http://$mm/status" >/dev/null 2>&1 && break

@@ -72,7 +72,8 @@ wait_port() {
 	done
 	die "nothing listens on 127.0.0.1:$1 after 5s"
 }
-for p in "${BACKEND_PORTS[@]}" "$LB_PORT" "$OLD_PORT" "$NGINX_PORT"; do
+# Each balancer's admin listener (for /metrics) is its port + 100.
+for p in "${BACKEND_PORTS[@]}" "$LB_PORT" "$OLD_PORT" "$NGINX_PORT" $((LB_PORT + 100)) $((OLD_PORT + 100)); do
 	port_free "$p" || die "port $p is taken; set BASE_PORT to another base"
 done
 
@@ -102,7 +103,7 @@ admin() { # PORT PATH BODY
 }
 start_lb() { # BINARY PORT
 	echo "== starting $1 (GOMAXPROCS=$PROCS GOGC=$LB_GOGC) on :$2"
-	GOMAXPROCS=$PROCS GOGC=$LB_GOGC FLEETKIT_SECRET_KEY=$SECRET "$1" -addr "127.0.0.1:$2" 2>"$1.log" &
+	GOMAXPROCS=$PROCS GOGC=$LB_GOGC FLEETKIT_SECRET_KEY=$SECRET "$1" -addr "127.0.0.1:$2" -admin-addr "127.0.0.1:$(($2 + 100))" 2>"$1.log" &
 	PIDS+=($!)
 	echo $! >"$1.pid"
 	wait_port "$2"

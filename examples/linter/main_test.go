@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -121,4 +122,44 @@ func TestBinary(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestMetricsBounded: thousands of requests with invented paths, methods
+// and bodies add no series to the linter's /metrics (its labels are the
+// language and version it was started with and a closed set of outcomes).
+func TestMetricsBounded(t *testing.T) {
+	testenv.Short(t) // builds and runs the binary
+	bin := filepath.Join(t.TempDir(), "linter")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+	url, _ := start(t, bin, "-language", "python")
+	series := func() int {
+		resp, err := http.Get(url + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		n := 0
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if line := sc.Text(); strings.HasPrefix(line, "fleetkit_") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, code := range []string{"x=1\n", ""} { // every outcome once
+		lint(t, url, code)
+	}
+	resp, err := http.Post(url+"/lint", "application/json", strings.NewReader("{"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	before := series()
+	client := &http.Client{}
+	for i := range 2000 {
+		req, err := http.NewRequest(fmt.Sprintf("X%d", i), fmt.Sprintf("%s/%d/lint?lang=l%d", url, i, i), strings.NewReader(fmt.Sprintf(`{"code":"x","lang%d":1}`, i)))
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	assert.Equal(t, before, series())
 }

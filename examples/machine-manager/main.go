@@ -10,6 +10,10 @@
 // contract's machine manager (/create, /remove, /delete, /init-update,
 // /update, /rollback, /status) plus an HTML status page at / and the
 // manager's Prometheus metrics at /metrics.
+//
+// Mutating calls must be application/json. With a secret (-secret-file, or
+// $FLEETKIT_MANAGER_SECRET) they must carry it in the X-Secret-Key header;
+// without one the manager refuses to listen beyond loopback.
 package main
 
 import (
@@ -31,6 +35,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/balancer"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
+	"github.com/fleetkit/fleetkit/internal/secret"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/docker"
 	"github.com/fleetkit/fleetkit/machines/process"
@@ -57,9 +62,20 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		config   = fs.String("config", "", "configuration file, YAML or JSON (required)")
 		name     = fs.String("name", rollout.DefaultName, "this manager's name: its machines are labelled with it, and a restarted manager with the same name finds them again (docker)")
 		verbose  = fs.Bool("v", false, "log debug messages and the machines' output")
+		apiFile  = fs.String("secret-file", "", "file holding the API secret that every mutating call must carry in the X-Secret-Key header (default: $FLEETKIT_MANAGER_SECRET); required to listen beyond loopback. The balancer's secret is in the configuration (balancer.secret_file)")
 	)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
+	}
+	apiSecret, err := secret.Load(secret.Source{File: *apiFile, Env: "FLEETKIT_MANAGER_SECRET"})
+	if err != nil {
+		return err
+	}
+	if apiSecret == "" && !secret.Loopback(*addr) {
+		return fmt.Errorf("-addr %s is reachable beyond this machine: give an API secret (-secret-file or $FLEETKIT_MANAGER_SECRET), or listen on loopback", *addr)
 	}
 	if *config == "" {
 		return errors.New("-config is required (see examples/machine-manager/example.yaml)")
@@ -129,7 +145,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", rollout.NewHandler(mgr, rollout.HandlerOptions{Logger: log}))
+	mux.Handle("/", rollout.NewHandler(mgr, rollout.HandlerOptions{Logger: log, Secret: apiSecret}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	ln, err := httpserver.Listen(*addr)
 	if err != nil {
@@ -147,10 +163,14 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 }
 
 // lister lets the manager list the remote balancer's backends (through
-// the admin /health), so that backends left by a previous run are pruned.
+// the admin /health), so that backends left by a previous run are pruned;
+// through Client it also reports the backends the balancer ejected.
 type lister struct{ *balancer.Client }
 
-var _ rollout.BackendLister = lister{}
+var (
+	_ rollout.BackendLister    = lister{}
+	_ rollout.EjectionReporter = lister{}
+)
 
 // Backends implements rollout.BackendLister.
 func (l lister) Backends(ctx context.Context, lang string) ([]string, error) {

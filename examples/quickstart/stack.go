@@ -26,16 +26,20 @@ var versions = []string{"1.0", "1.1", "1.2", "2.0"}
 // stackConfig is what the flags set.
 type stackConfig struct {
 	LBAddr, MMAddr string
-	Secret         string
-	Machines       int
-	HealthInterval time.Duration
-	LinterBin      string // the linter binary (resolved)
-	Languages      []string
-	Version        string
-	StepAfter      time.Duration // automatic mode; 0 is off
-	MaxErrorRate   float64
-	Logger         *slog.Logger
-	MachineOutput  io.Writer
+	Secret         string // the balancer's admin secret
+	MMSecret       string // the machine manager's API secret; "" for none
+	// MaxMachinesPerLanguage and MaxMachines are rollout.Options'.
+	MaxMachinesPerLanguage, MaxMachines int
+	Machines                            int
+	HealthInterval                      time.Duration
+	LBTimeout                           time.Duration // the Proxy's Timeout; 0 is its default
+	LinterBin                           string        // the linter binary (resolved)
+	Languages                           []string
+	Version                             string
+	StepAfter                           time.Duration // automatic mode; 0 is off
+	MaxErrorRate                        float64
+	Logger                              *slog.Logger
+	MachineOutput                       io.Writer
 	// Provider, when set, replaces the process provider (tests run the
 	// same fleet on Docker); Image is then the image prefix of each
 	// version ("fleetkit/linter" → fleetkit/linter:1.0).
@@ -56,22 +60,24 @@ type stack struct {
 func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 	log := cfg.Logger
 	reg := prometheus.NewRegistry()
-	bal, err := balancer.New(balancer.Options{Registerer: reg})
+	bal, err := balancer.New(balancer.Options{Registerer: reg, Logger: log})
 	if err != nil {
 		return err
 	}
-	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Registerer: reg, Logger: log})
+	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Registerer: reg, Logger: log, Timeout: cfg.LBTimeout})
 	if err != nil {
 		return err
 	}
 	defer proxy.CloseIdleConnections()
-	admin, err := balancer.NewAdmin(bal, balancer.AdminOptions{Secret: cfg.Secret})
+	// /metrics is part of the admin API here: the listener serves the
+	// public API too.
+	admin, err := balancer.NewAdmin(bal, balancer.AdminOptions{Secret: cfg.Secret,
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})})
 	if err != nil {
 		return err
 	}
 	lbMux := http.NewServeMux()
 	lbMux.Handle("/lint/", proxy)
-	lbMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	lbMux.Handle("/", admin)
 
 	provider := cfg.Provider
@@ -96,14 +102,16 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 		langs[l] = rollout.Language{Version: cfg.Version, Versions: vs}
 	}
 	opts := rollout.Options{
-		Languages:      langs,
-		HealthInterval: cfg.HealthInterval,
-		StartTimeout:   30 * time.Second,
-		RemoveTimeout:  5 * time.Second,
-		Name:           "quickstart",
-		IsNotFound:     func(err error) bool { return errors.Is(err, balancer.ErrUnknownBackend) },
-		Registerer:     reg, // served with the balancer's at the balancer's /metrics
-		Logger:         log,
+		Languages:              langs,
+		HealthInterval:         cfg.HealthInterval,
+		StartTimeout:           30 * time.Second,
+		RemoveTimeout:          5 * time.Second,
+		Name:                   "quickstart",
+		MaxMachinesPerLanguage: cfg.MaxMachinesPerLanguage,
+		MaxMachines:            cfg.MaxMachines,
+		IsNotFound:             func(err error) bool { return errors.Is(err, balancer.ErrUnknownBackend) },
+		Registerer:             reg, // served with the balancer's at the balancer's /metrics
+		Logger:                 log,
 	}
 	if cfg.StepAfter > 0 {
 		opts.Auto = &rollout.AutoOptions{
@@ -118,7 +126,7 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 		return err
 	}
 	mmMux := http.NewServeMux()
-	mmMux.Handle("/", rollout.NewHandler(mgr, rollout.HandlerOptions{Logger: log}))
+	mmMux.Handle("/", rollout.NewHandler(mgr, rollout.HandlerOptions{Logger: log, Secret: cfg.MMSecret}))
 
 	lbLn, err := httpserver.Listen(cfg.LBAddr)
 	if err != nil {
@@ -138,7 +146,7 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 
 	// The balancer's lint requests take balancer.Server's fast path, as in
 	// examples/loadbalancer; the rest of lbMux is served by net/http.
-	lbFront, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: lbMux, HTTP: httpserver.New(nil)})
+	lbFront, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: lbMux, HTTP: httpserver.New(nil), Logger: log})
 	if err != nil {
 		_ = lbLn.Close()
 		_ = mmLn.Close()

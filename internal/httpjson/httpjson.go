@@ -51,9 +51,13 @@ func Write(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"status":"error","message":"encoding the answer failed"}`)
 	}
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	// A stated length lets a proxy pass a large answer on as it comes
+	// (net/http would otherwise chunk anything over 2 KiB).
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 // WriteError answers with err's status (see StatusOf) and the error body.
@@ -155,8 +159,7 @@ func RecoverWith(h http.Handler, logger *slog.Logger, answer func(http.ResponseW
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			logger.Error("http handler panicked", "method", r.Method, "path", strconv.Quote(r.URL.Path),
-				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			LogPanic(logger, r, v)
 			if rw.wrote {
 				// Part of an answer is out: only cutting the connection
 				// tells the client it is incomplete.
@@ -167,6 +170,15 @@ func RecoverWith(h http.Handler, logger *slog.Logger, answer func(http.ResponseW
 		}()
 		h.ServeHTTP(rw, r)
 	})
+}
+
+// LogPanic logs v, recovered from a panicking handler serving r, as
+// Recover does: the method, the path and the stack, never the body or
+// headers. Servers that recover panics themselves use it for the same log
+// line.
+func LogPanic(logger *slog.Logger, r *http.Request, v any) {
+	logger.Error("http handler panicked", "method", r.Method, "path", strconv.Quote(r.URL.Path),
+		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 }
 
 // wroteHeader records whether a handler started its answer.

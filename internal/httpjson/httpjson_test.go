@@ -117,3 +117,19 @@ func TestRecover(t *testing.T) {
 		assert.Error(t, err, "a cut answer is never a whole 200")
 	})
 }
+
+// TestWriteSetsContentLength: a JSON answer states its length, so that a
+// large one is not chunked (a balancer can then stream it past its buffer).
+func TestWriteSetsContentLength(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Write(w, http.StatusOK, map[string]string{"details": strings.Repeat("x", 100<<10)})
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(body)), resp.ContentLength)
+	assert.Empty(t, resp.TransferEncoding)
+}

@@ -10,13 +10,15 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
 var (
-	_ rollout.Router        = (*Router)(nil)
-	_ rollout.BackendLister = (*Router)(nil)
+	_ rollout.Router           = (*Router)(nil)
+	_ rollout.BackendLister    = (*Router)(nil)
+	_ rollout.EjectionReporter = (*Router)(nil)
 )
 
 // Errors of the Router, mirroring the balancer's.
@@ -69,12 +71,13 @@ type Router struct {
 	total  int
 	record func(Call)
 
-	// mu guards calls, backends, ratios and fail.
+	// mu guards calls, backends, ratios, fail and ejected.
 	mu       sync.Mutex
 	calls    []Call
 	backends map[string]Backend
 	ratios   map[string]map[string]int
 	fail     map[string]failure
+	ejected  map[string]time.Time
 }
 
 type failure struct {
@@ -97,7 +100,7 @@ func NewRouter(opts Options) *Router {
 		opts.Total = 100
 	}
 	return &Router{total: opts.Total, record: opts.Record, backends: map[string]Backend{},
-		ratios: map[string]map[string]int{}, fail: map[string]failure{}}
+		ratios: map[string]map[string]int{}, fail: map[string]failure{}, ejected: map[string]time.Time{}}
 }
 
 // Fail makes the next n calls of op fail with err (ErrInjected when nil).
@@ -117,6 +120,7 @@ func (r *Router) AddBackend(ctx context.Context, lang, version, uri string) erro
 			return errors.New("rollouttest: empty lang, version or uri")
 		}
 		r.backends[uri] = Backend{Lang: lang, Version: version}
+		delete(r.ejected, uri) // adding again readmits, as the balancer does
 		return nil
 	})
 }
@@ -128,6 +132,7 @@ func (r *Router) RemoveBackend(ctx context.Context, uri string) error {
 			return fmt.Errorf("%w: %s", ErrUnknownBackend, uri)
 		}
 		delete(r.backends, uri)
+		delete(r.ejected, uri)
 		return nil
 	})
 }
@@ -195,6 +200,26 @@ func (r *Router) Backends(ctx context.Context, lang string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// Eject takes uri out of rotation until until, as a balancer's passive
+// health would; false when the Router does not hold uri.
+func (r *Router) Eject(uri string, until time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.backends[uri]; !ok {
+		return false
+	}
+	r.ejected[uri] = until
+	return true
+}
+
+// EjectedBackends implements rollout.EjectionReporter. It is not recorded
+// as a call.
+func (r *Router) EjectedBackends(context.Context) (map[string]time.Time, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.ejected), nil
 }
 
 // Ratio returns lang's ratio and whether one was set.

@@ -54,6 +54,9 @@ type config struct {
 	rate                 int
 	slowloris            int
 	expect               int
+	largeEvery           time.Duration
+	slowEvery            time.Duration
+	maxMetricGrowth      int
 }
 
 func run() error {
@@ -68,6 +71,9 @@ func run() error {
 	flag.IntVar(&c.rate, "rate", 200, "well-behaved requests per second")
 	flag.IntVar(&c.slowloris, "slowloris", 64, "slowloris connections held open")
 	flag.IntVar(&c.expect, "expect", 0, "wait (up to a minute) until this many backends are in rotation before starting")
+	flag.DurationVar(&c.largeEvery, "large-every", 5*time.Second, "send a burst of 6 lints with answers over the balancer's 8 MiB buffer this often")
+	flag.DurationVar(&c.slowEvery, "slow-every", 10*time.Second, "send a lint that is slow to compute this often")
+	flag.IntVar(&c.maxMetricGrowth, "max-metric-growth", 200, "fail when the balancer's /metrics grows by more lines")
 	flag.Parse()
 	if c.admin == "" {
 		c.admin = c.lb
@@ -104,11 +110,17 @@ func run() error {
 	wg.Go(func() { wellBehaved(actx, c, good) })
 	start("large answers (100,000 lines of x=1)", func(ctx context.Context, t *tally) {
 		body := lintBody(strings.Repeat("x=1\n", 100_000))
-		every(ctx, time.Second, func() { burst(6, func() { t.add(post(ctx, c.lb+"/lint/python", body)) }) })
+		every(ctx, c.largeEvery, func() { burst(6, func() { t.add(post(ctx, c.lb+"/lint/python", body)) }) })
 	})
 	start("slow input (160 KB line, non-ASCII)", func(ctx context.Context, t *tally) {
 		body := lintBody("x=[" + strings.Repeat("'é',", 40_000) + "]\n")
-		every(ctx, time.Second, func() { burst(4, func() { t.add(post(ctx, c.lb+"/lint/python", body)) }) })
+		every(ctx, c.slowEvery, func() { t.add(post(ctx, c.lb+"/lint/python", body)) })
+	})
+	start("bare-LF requests", func(ctx context.Context, t *tally) {
+		every(ctx, 100*time.Millisecond, func() {
+			body := `{"code":"x = 1\n"}`
+			t.add(raw(ctx, c.lb, fmt.Sprintf("POST /lint/python HTTP/1.1\nHost: x\nContent-Type: application/json\nContent-Length: %d\n\n%s", len(body), body)))
+		})
 	})
 	start("random and malformed paths", func(ctx context.Context, t *tally) {
 		body := lintBody("x = 1\n")
@@ -128,7 +140,10 @@ func run() error {
 			}
 		})
 	})
-	start("slowloris", func(ctx context.Context, t *tally) { slowloris(ctx, c.lb, c.slowloris, t) })
+	held := &holds{}
+	start("slowloris (a head byte every 2 s)", func(ctx context.Context, t *tally) { slowloris(ctx, c.lb, c.slowloris, t, held, true) })
+	idle := &holds{}
+	start("idle connections (nothing sent)", func(ctx context.Context, t *tally) { slowloris(ctx, c.lb, c.slowloris, t, idle, false) })
 	wg.Wait()
 
 	after, err := snapshot(ctx, c)
@@ -144,6 +159,11 @@ func run() error {
 	for _, n := range names {
 		fmt.Printf("abuse %-40s %6d requests, answers %v\n", n+":", abuse[n].n.Load(), abuse[n].codes())
 	}
+	if len(noAnswers.why) > 0 {
+		fmt.Printf("requests with no answer, by cause: %v\n", noAnswers.why)
+	}
+	fmt.Printf("slowloris connections held at most %s, idle ones %s (closed by the server: %d and %d)\n",
+		held.max(), idle.max(), held.closed(), idle.closed())
 	fmt.Printf("after: %d backends in rotation (%d healthy in the manager), /metrics %d lines (%+d), RSS %s (%+.1f MiB)\n",
 		after.inRotation, after.managerHealthy, after.metricLines, after.metricLines-before.metricLines,
 		mib(after.rss), float64(after.rss-before.rss)/(1<<20))
@@ -153,6 +173,15 @@ func run() error {
 	}
 	if after.inRotation < before.inRotation {
 		bad = append(bad, fmt.Sprintf("backends in rotation fell from %d to %d", before.inRotation, after.inRotation))
+	}
+	if after.managerHealthy < before.managerHealthy {
+		bad = append(bad, fmt.Sprintf("healthy machines fell from %d to %d", before.managerHealthy, after.managerHealthy))
+	}
+	if g := after.metricLines - before.metricLines; g > c.maxMetricGrowth {
+		bad = append(bad, fmt.Sprintf("/metrics grew by %d lines", g))
+	}
+	if held.closed() < c.slowloris || idle.closed() < c.slowloris {
+		bad = append(bad, "slowloris or idle connections were still held when the run ended")
 	}
 	if len(bad) > 0 {
 		return errors.New(strings.Join(bad, "; "))
@@ -318,11 +347,35 @@ func do(ctx context.Context, method, u string, body io.Reader) int {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return cutAtEnd
+		}
+		noAnswer(err)
 		return 0
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// cutAtEnd is the code of a request the end of the run cancelled: not
+// counted.
+const cutAtEnd = -3
+
+// noAnswers counts why requests got no answer, for the report.
+var noAnswers = struct {
+	sync.Mutex
+	why map[string]int
+}{why: map[string]int{}}
+
+func noAnswer(err error) {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:] // the cause, without the URL
+	}
+	noAnswers.Lock()
+	noAnswers.why[msg]++
+	noAnswers.Unlock()
 }
 
 // raw sends one request as given bytes on a new connection (for what
@@ -340,10 +393,15 @@ func raw(ctx context.Context, base, request string) int {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(conn, request); err != nil {
+		noAnswer(err)
 		return 0
 	}
 	line := make([]byte, 12)
 	if _, err := io.ReadFull(conn, line); err != nil {
+		if ctx.Err() != nil {
+			return cutAtEnd
+		}
+		noAnswer(err)
 		return 0
 	}
 	code, _ := strconv.Atoi(string(line[9:12]))
@@ -351,9 +409,10 @@ func raw(ctx context.Context, base, request string) int {
 }
 
 // slowloris holds n connections that send a request head one byte every
-// two seconds, and counts how many the server closed before the run ended
-// (as status 408, "closed by the server").
-func slowloris(ctx context.Context, base string, n int, t *tally) {
+// two seconds (or, without dribble, nothing at all), and counts how many
+// the server closed before the run ended (as status 408, "closed by the
+// server") and how long it held them.
+func slowloris(ctx context.Context, base string, n int, t *tally, h *holds, dribble bool) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return
@@ -369,6 +428,12 @@ func slowloris(ctx context.Context, base string, n int, t *tally) {
 				return
 			}
 			defer conn.Close()
+			start := time.Now()
+			closed := make(chan struct{})
+			go func() { // the server closing shows as the end of reads
+				_, _ = io.Copy(io.Discard, conn)
+				close(closed)
+			}()
 			tick := time.NewTicker(2 * time.Second)
 			defer tick.Stop()
 			for i := 0; ; i++ {
@@ -376,16 +441,47 @@ func slowloris(ctx context.Context, base string, n int, t *tally) {
 				case <-ctx.Done():
 					t.add(-2) // still held when the run ended
 					return
-				case <-tick.C:
-				}
-				if _, err := conn.Write([]byte{head[i%len(head)]}); err != nil {
+				case <-closed:
+					h.add(time.Since(start))
 					t.add(http.StatusRequestTimeout)
 					return
+				case <-tick.C:
+				}
+				if dribble {
+					_, _ = conn.Write([]byte{head[i%len(head)]})
 				}
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// holds records how long the server held connections before closing them.
+type holds struct {
+	mu sync.Mutex
+	d  []time.Duration // guarded by mu
+}
+
+func (h *holds) add(d time.Duration) {
+	h.mu.Lock()
+	h.d = append(h.d, d)
+	h.mu.Unlock()
+}
+
+func (h *holds) max() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var m time.Duration
+	for _, d := range h.d {
+		m = max(m, d)
+	}
+	return m.Round(100 * time.Millisecond)
+}
+
+func (h *holds) closed() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.d)
 }
 
 // burst runs f n times at once: consecutive failures are what passive
@@ -426,6 +522,9 @@ type tally struct {
 }
 
 func (t *tally) add(code int) {
+	if code == cutAtEnd {
+		return
+	}
 	t.n.Add(1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
