@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -313,6 +314,58 @@ func TestLintCancelled(t *testing.T) {
 	cancel()
 	_, err = l.Lint(ctx, linter.Source{Code: []byte("x=1\n")})
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// endsAfterStart is a context that is still live when Lint starts (its
+// first Err call) but whose Done channel is closed: a linter that looks
+// at its context only up front finishes the work and returns no error.
+type endsAfterStart struct {
+	context.Context
+	calls atomic.Int32
+	done  chan struct{}
+}
+
+func (c *endsAfterStart) Done() <-chan struct{} { return c.done }
+
+func (c *endsAfterStart) Err() error {
+	if c.calls.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
+func TestLintStopsWhenContextEnds(t *testing.T) {
+	l, err := python.New(linter.Config{})
+	require.NoError(t, err)
+	for name, src := range map[string]string{
+		"many lines":    strings.Repeat("x=1\n", 100_000),
+		"one long line": "x=[" + strings.Repeat("1,", 100_000) + "]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := &endsAfterStart{Context: context.Background(), done: make(chan struct{})}
+			close(ctx.done)
+			ds, err := l.Lint(ctx, linter.Source{Code: []byte(src)})
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.Empty(t, ds)
+		})
+	}
+}
+
+// TestLastLineAfterMultilineString: at the end of a file without a final
+// newline, pycodestyle checks the last token's whole line, which spans
+// every row of a multi-line string, as one physical line; it then prints
+// columns past the end of the last row (2:10 here). Columns are made
+// relative to that row.
+func TestLastLineAfterMultilineString(t *testing.T) {
+	for src, want := range map[string]string{
+		"'''\\\xc6\n''' ":  "2:4",
+		"x = '''é\nbb''' ": "2:6",
+		"s = 1 \n":         "1:6",
+	} {
+		ds := lint(t, linter.Config{}, src)
+		assert.Equal(t, []string{want}, positions(ds, "W291"), "%q", src)
+		checkPositions(t, src, ds)
+	}
 }
 
 func TestConcurrentUse(t *testing.T) {

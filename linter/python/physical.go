@@ -13,9 +13,18 @@ import (
 func (c *checker) maybeCheckPhysical(t *token, prev [2]int32) {
 	if c.isEOL(t) {
 		if t.lr0 == 0 {
-			c.checkPhysical(c.rows(prev[0], prev[1]), c.linesRead, false, c.curNoqa)
+			// The NEWLINE that tokenize adds at the end of a file without
+			// one: pycodestyle checks the previous token's line, which
+			// spans several rows after a multi-line string, as one line
+			// reported on its last row. Columns are made relative to that
+			// row, so that they point into it.
+			base := 0
+			if prev[1] > prev[0] && prev[0] > 0 {
+				base = c.charSpan(int(c.lineStart[prev[0]-1]), int(c.lineStart[prev[1]-1]))
+			}
+			c.checkPhysical(c.rows(prev[0], prev[1]), c.linesRead, base, false, c.curNoqa)
 		} else {
-			c.checkPhysical(c.tokLine(t), c.linesRead, false, c.curNoqa)
+			c.checkPhysical(c.tokLine(t), c.linesRead, 0, false, c.curNoqa)
 		}
 		return
 	}
@@ -24,7 +33,7 @@ func (c *checker) maybeCheckPhysical(t *token, prev [2]int32) {
 			return
 		}
 		for r := t.sr; r < t.er; r++ {
-			c.checkPhysical(c.row(int(r)), int(r), true, false)
+			c.checkPhysical(c.row(int(r)), int(r), 0, true, false)
 		}
 	}
 }
@@ -43,8 +52,12 @@ func (c *checker) isEOL(t *token) bool {
 }
 
 // checkPhysical runs the physical-line checks on line, reported at row.
-func (c *checker) checkPhysical(line []byte, row int, multiline, noqa bool) {
+// base is the number of characters of line before the start of row (line
+// can hold several rows, see maybeCheckPhysical); columns before it are
+// reported as the row's first.
+func (c *checker) checkPhysical(line []byte, row, base int, multiline, noqa bool) {
 	en := c.en
+	report := func(col int, k code, msg string) { c.reportChar(row, max(col-base, 0), k, msg) }
 	if en[cE101] || en[cW191] {
 		n := 0
 		for n < len(line) && (line[n] == ' ' || line[n] == '\t') {
@@ -53,7 +66,7 @@ func (c *checker) checkPhysical(line []byte, row int, multiline, noqa bool) {
 		if en[cE101] {
 			for off := 0; off < n; off++ {
 				if rune(line[off]) != c.indentChar {
-					c.reportChar(row, off, cE101, "indentation contains mixed spaces and tabs")
+					report(off, cE101, "indentation contains mixed spaces and tabs")
 					c.indentChar, _ = charAt(line, 0, c.latin1)
 					break
 				}
@@ -61,7 +74,7 @@ func (c *checker) checkPhysical(line []byte, row int, multiline, noqa bool) {
 		}
 		if en[cW191] {
 			if i := bytes.IndexByte(line[:n], '\t'); i >= 0 {
-				c.reportChar(row, i, cW191, "indentation contains tabs")
+				report(i, cW191, "indentation contains tabs")
 			}
 		}
 	}
@@ -78,9 +91,9 @@ func (c *checker) checkPhysical(line []byte, row int, multiline, noqa bool) {
 		}
 		if len(st) != len(p) {
 			if len(st) > 0 {
-				c.reportChar(row, nchars(st, c.latin1), cW291, "trailing whitespace")
+				report(nchars(st, c.latin1), cW291, "trailing whitespace")
 			} else {
-				c.reportChar(row, 0, cW293, "blank line contains whitespace")
+				report(0, cW293, "blank line contains whitespace")
 			}
 		}
 	}

@@ -88,13 +88,13 @@ func (l *Linter) Lint(ctx context.Context, src linter.Source) ([]linter.Diagnost
 	}
 	c.en, c.groups, c.maxLine = &l.en, &l.groups, l.maxLine
 	c.reset(src.Code)
-	c.run()
+	err := c.run(ctx)
 	var out []linter.Diagnostic
-	if len(c.diags) > 0 {
+	if len(c.diags) > 0 && err == nil {
 		out = slices.Clone(c.diags)
 		linter.Sort(out)
 	}
 	c.src = nil
 	l.pool.Put(c)
-	return out, nil
+	return out, err
 }
