@@ -98,12 +98,15 @@ var hostile = map[string]func(n int) string{
 	"colons":             func(n int) string { return "x" + strings.Repeat(":x", n/2) + "\n" },
 	"long-word-colons":   func(n int) string { return strings.Repeat("x", n/2) + strings.Repeat(":x", n/4) + "\n" },
 	"decorators":         func(n int) string { return strings.Repeat("@d\n", n/3) + "def f():\n    pass\n" },
-	"methods":            func(n int) string { return "class A:\n    x = 1\n" + strings.Repeat("    def f(self): pass\n", n/22) },
-	"deep-brackets":      func(n int) string { return "x = " + strings.Repeat("(", n/2) + "\n" + strings.Repeat(")", n/2) + "\n" },
-	"open-then-close":    func(n int) string { return "x = " + strings.Repeat("[", n/4) + "\n" + strings.Repeat("x]\n", n/4) },
-	"rows-in-brackets":   func(n int) string { return "x = [\n" + strings.Repeat("    1,\n", n/7) + "]\n" },
-	"brackets-on-a-row":  func(n int) string { return "x = [1,\n" + strings.Repeat("(1),", n/4) + "\n 2]\n" },
-	"sibling-brackets":   func(n int) string { return "f(\n" + strings.Repeat("  g(\n", n/5) + ")\n" },
+	"methods": func(n int) string {
+		return "class A:\n    x = 1\n" + strings.Repeat("    def f(self):\n        pass\n", n/30)
+	},
+	"decorated-lines":   func(n int) string { return strings.Repeat("@d\nx = 1\n", n/8) + "def f():\n    pass\n" },
+	"deep-brackets":     func(n int) string { return "x = " + strings.Repeat("(", n/2) + "\n" + strings.Repeat(")", n/2) + "\n" },
+	"open-then-close":   func(n int) string { return "x = " + strings.Repeat("[", n/4) + "\n" + strings.Repeat("x]\n", n/4) },
+	"rows-in-brackets":  func(n int) string { return "x = [\n" + strings.Repeat("    1,\n", n/7) + "]\n" },
+	"brackets-on-a-row": func(n int) string { return "x = [1,\n" + strings.Repeat("(1),", n/4) + "\n 2]\n" },
+	"sibling-brackets":  func(n int) string { return "f(\n" + strings.Repeat("  g(\n", n/5) + ")\n" },
 }
 
 // BenchmarkHostile lints each hostile input at two sizes, 8 times apart:

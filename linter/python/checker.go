@@ -60,6 +60,15 @@ type checker struct {
 	blankBefore     int
 	seenNonImports  bool
 	seenDocstring   bool
+
+	// Searches of blank_lines over the file's rows, remembered or
+	// indexed so that they cost the file's length once (indent.go).
+	nextDef, nextNonBlank nextMatch
+	parentsBuilt          bool
+	rowIndent             []int32 // expand_indent of each row, -1 when blank
+	prevNonBlank          []int32 // closest non-blank row at or before each row
+	parent                []int32 // closest row before each row that is indented less
+	scratchRows           []int32
 }
 
 // reset prepares c for src, normalising it as pycodestyle reads files:
@@ -112,6 +121,7 @@ func (c *checker) reset(src []byte) {
 	c.hasPrevLogical, c.prevColon, c.prevDecorator, c.prevDocstring, c.prevUnindentDef = false, false, false, false, false
 	c.blankLines, c.blankBefore = 0, 0
 	c.seenNonImports, c.seenDocstring = false, false
+	c.nextDef, c.nextNonBlank, c.parentsBuilt = nextMatch{}, nextMatch{}, false
 
 	// readline sets indent_char from the first line that starts with
 	// whitespace; remember which one that is.

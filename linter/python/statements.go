@@ -410,7 +410,7 @@ func (c *checker) comparisonType(L []byte) {
 	if !bytes.Contains(L, []byte("type")) {
 		return
 	}
-	var close closeFinder
+	var close nextMatch
 	for p := 0; p+1 < len(L); p++ {
 		var ok bool
 		var inst []byte
@@ -441,7 +441,7 @@ func (c *checker) comparisonType(L []byte) {
 }
 
 // typeTail matches \s+type(?:s.\w+Type|\s*\(\s*([^)]*[^ )])\s*\)) at i.
-func (c *checker) typeTail(L []byte, i int, close *closeFinder) (bool, []byte) {
+func (c *checker) typeTail(L []byte, i int, close *nextMatch) (bool, []byte) {
 	s := skipSpace(L, i, c.latin1)
 	if s == i || !bytes.HasPrefix(L[s:], []byte("type")) {
 		return false, nil
@@ -459,7 +459,12 @@ func (c *checker) typeTail(L []byte, i int, close *closeFinder) (bool, []byte) {
 		return false, nil
 	}
 	s3 := skipSpace(L, s2+1, c.latin1)
-	cp := close.find(L, s3)
+	cp := close.find(s3, func(i int) int {
+		if j := bytes.IndexByte(L[i:], ')'); j >= 0 {
+			return i + j
+		}
+		return -1
+	})
 	if cp < 0 {
 		return false, nil
 	}
@@ -468,24 +473,6 @@ func (c *checker) typeTail(L []byte, i int, close *closeFinder) (bool, []byte) {
 		return false, nil
 	}
 	return true, g
-}
-
-// closeFinder finds the next ')' of a line, remembering the last answer:
-// searches from positions that only grow cost the line's length in all.
-type closeFinder struct {
-	from, at int // the first ')' at or after from is at at (-1: none)
-	ok       bool
-}
-
-// find returns the index of the first ')' at or after i, or -1.
-func (f *closeFinder) find(L []byte, i int) int {
-	if !f.ok || i < f.from || (f.at >= 0 && i > f.at) {
-		f.from, f.at, f.ok = i, bytes.IndexByte(L[i:], ')'), true
-		if f.at >= 0 {
-			f.at += i
-		}
-	}
-	return f.at
 }
 
 // bareExcept is E722, BLANK_EXCEPT_REGEX = except\s*: at the start.
