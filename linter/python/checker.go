@@ -19,9 +19,10 @@ type mapEntry struct {
 // checker is the state of one Lint call: pycodestyle's Checker. It is
 // reused through the Linter's pool, so its slices keep their capacity.
 type checker struct {
-	en      *enabledSet
-	groups  *checkGroups
-	maxLine int
+	en     *enabledSet
+	groups *checkGroups
+	opt    *options
+	cont   contState // continuedIndentation's scratch state
 
 	src       []byte
 	lineStart []int32

@@ -1,6 +1,9 @@
 package python
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Indentation (E111-E117) and blank lines (E301-E306).
 
@@ -13,8 +16,8 @@ func (c *checker) indentation(L []byte) {
 		suffix = " (comment)"
 		k111, k112, k113 = cE114, cE115, cE116
 	}
-	if c.indentLevel%4 != 0 {
-		c.reportOff(0, k111, "indentation is not a multiple of 4"+suffix)
+	if c.indentLevel%c.opt.indentSize != 0 {
+		c.reportOff(0, k111, "indentation is not a multiple of "+strconv.Itoa(c.opt.indentSize)+suffix)
 	}
 	expect := c.prevColon
 	if expect && c.indentLevel <= c.prevIndentLevel {

@@ -109,7 +109,7 @@ func (c *checker) checkPhysical(line []byte, row, base int, multiline, noqa bool
 			c.reportChar(row, nchars(c.row(c.nlines), c.latin1), cW292, "no newline at end of file")
 		}
 	}
-	if en[cE501] && !noqa && len(line) > c.maxLine {
+	if en[cE501] && !noqa && len(line) > c.opt.maxLine {
 		c.checkLineLength(line, row, multiline)
 	}
 }
@@ -118,7 +118,7 @@ func (c *checker) checkPhysical(line []byte, row, base int, multiline, noqa bool
 func (c *checker) checkLineLength(line []byte, row int, multiline bool) {
 	l := rstripSpace(line, c.latin1)
 	length := nchars(l, c.latin1)
-	if length <= c.maxLine {
+	if length <= c.opt.maxLine {
 		return
 	}
 	if row == 1 && bytes.HasPrefix(l, []byte("#!")) {
@@ -144,9 +144,119 @@ func (c *checker) checkLineLength(line []byte, row int, multiline bool) {
 		i = j
 	}
 	if (chunks == 1 && multiline) || (chunks == 2 && string(first) == "#") {
-		if length-nchars(l[lastStart:], c.latin1) < c.maxLine-7 {
+		if length-nchars(l[lastStart:], c.latin1) < c.opt.maxLine-7 {
 			return
 		}
 	}
-	c.reportChar(row, c.maxLine, cE501, fmt.Sprintf("line too long (%d > %d characters)", length, c.maxLine))
+	c.reportChar(row, c.opt.maxLine, cE501, fmt.Sprintf("line too long (%d > %d characters)", length, c.opt.maxLine))
+}
+
+// maximumDocLength is maximum_doc_length (W505): the lines of comments
+// and docstrings longer than max-doc-length, when that option is set.
+func (c *checker) maximumDocLength(ts []token) {
+	if c.logicalNoqa {
+		return
+	}
+	// pycodestyle's skip_lines, of which only being empty matters: a
+	// string in a line that holds code is no docstring.
+	code := false
+	for i := range ts {
+		switch ts[i].kind {
+		case kNL, kNewline, kIndent, kDedent, kComment, kErrorToken, kString:
+		default:
+			code = true
+		}
+	}
+	hasPrev := false
+	var prev kind
+	for i := range ts {
+		t := &ts[i]
+		if t.kind == kString && code {
+			continue
+		}
+		if (t.kind == kString || t.kind == kComment) &&
+			(!hasPrev || prev == kNL || prev == kNewline || prev == kIndent || prev == kDedent) {
+			if !c.docLines(t) {
+				return
+			}
+		}
+		prev, hasPrev = t.kind, true
+	}
+}
+
+// docLines checks the lines of token t's line, split as str.splitlines
+// splits them. It returns false where pycodestyle stops checking the
+// logical line (a shebang on the first line).
+func (c *checker) docLines(t *token) bool {
+	const maxDocLength = 72 // pycodestyle's MAX_DOC_LENGTH, not the option
+	line := c.tokLine(t)
+	n := 0
+	forLines(line, c.latin1, func(int, []byte) bool { n++; return true })
+	return forLines(line, c.latin1, func(num int, l []byte) bool {
+		if int(t.sr)+num == 1 && len(line) >= 2 && line[0] == '#' && line[1] == '!' {
+			return false
+		}
+		length := nchars(l, c.latin1)
+		chunks, last := c.splitWords(l)
+		if t.kind == kComment && chunks == 2 && length-last < maxDocLength {
+			return true
+		}
+		if chunks == 1 && num+1 < n && length-last < maxDocLength {
+			return true
+		}
+		if length > c.opt.maxDoc {
+			c.reportChar(int(t.sr)+num, c.opt.maxDoc, cW505, fmt.Sprintf("doc line too long (%d > %d characters)", length, c.opt.maxDoc))
+		}
+		return true
+	})
+}
+
+// forLines calls f with each line of b, numbered from 0, as
+// str.splitlines() splits them: at \n, \r\n, \r, \v, \f, \x1c-\x1e, \x85,
+// U+2028 and U+2029, the break left out, and no empty line after a final
+// break. It stops, returning false, when f does.
+func forLines(b []byte, latin1 bool, f func(num int, line []byte) bool) bool {
+	start, num := 0, 0
+	for i := 0; i < len(b); {
+		r, n := charAt(b, i, latin1)
+		if !isSplitlinesBreak(r) {
+			i += n
+			continue
+		}
+		if !f(num, b[start:i]) {
+			return false
+		}
+		num++
+		i += n
+		if r == '\r' && i < len(b) && b[i] == '\n' {
+			i++
+		}
+		start = i
+	}
+	if start < len(b) {
+		return f(num, b[start:])
+	}
+	return true
+}
+
+// splitWords returns how many words str.split() finds in b and the length
+// in characters of the last.
+func (c *checker) splitWords(b []byte) (n, last int) {
+	for i := 0; i < len(b); {
+		i = skipSpace(b, i, c.latin1)
+		if i >= len(b) {
+			break
+		}
+		j, chars := i, 0
+		for j < len(b) {
+			r, k := charAt(b, j, c.latin1)
+			if isPySpace(r) {
+				break
+			}
+			j += k
+			chars++
+		}
+		n, last, i = n+1, chars, j
+	}
+	return n, last
 }

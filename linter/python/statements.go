@@ -625,3 +625,64 @@ func (c *checker) invalidEscapeSequence(ts []token) {
 		}
 	}
 }
+
+// asyncAwaitKeywords is python_3000_async_await_keywords (W606): async and
+// await where they cannot be the keywords.
+func (c *checker) asyncAwaitKeywords(ts []token) {
+	const (
+		none = iota
+		asyncStmt
+		await
+		define
+	)
+	state := none
+	var sr, sc int32
+	for i := range ts {
+		t := &ts[i]
+		if t.kind == kNL {
+			continue
+		}
+		text := string(c.text(t))
+		isName := t.kind == kName
+		failed := false
+		switch state {
+		case none:
+			if isName {
+				switch text {
+				case "async":
+					state = asyncStmt
+				case "await":
+					state = await
+				case "def", "for":
+					state = define
+				}
+				sr, sc = t.sr, t.sc
+			}
+		case asyncStmt:
+			if isName && (text == "def" || text == "with" || text == "for") {
+				state = none
+			} else {
+				failed = true
+			}
+		case await:
+			if isName || (t.kind == kOp && text == "(") {
+				state = none
+			} else {
+				failed = true
+			}
+		case define:
+			if isName && (text == "async" || text == "await") {
+				failed = true
+			} else {
+				state = none
+			}
+		}
+		if failed {
+			c.report(int(sr), int(sc), cW606, "'async' and 'await' are reserved keywords starting with Python 3.7")
+			state = none
+		}
+	}
+	if state != none {
+		c.report(int(sr), int(sc), cW606, "'async' and 'await' are reserved keywords starting with Python 3.7")
+	}
+}
