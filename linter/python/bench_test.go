@@ -107,6 +107,12 @@ var hostile = map[string]func(n int) string{
 	"rows-in-brackets":  func(n int) string { return "x = [\n" + strings.Repeat("    1,\n", n/7) + "]\n" },
 	"brackets-on-a-row": func(n int) string { return "x = [1,\n" + strings.Repeat("(1),", n/4) + "\n 2]\n" },
 	"sibling-brackets":  func(n int) string { return "f(\n" + strings.Repeat("  g(\n", n/5) + ")\n" },
+	"sibling-open-rows": func(n int) string { return "x = [\n" + strings.Repeat("    (1,\n     2),\n", n/18) + "]\n" },
+	"close-far-chances": func(n int) string {
+		return "x = [1,\n" + strings.Repeat("a, ", n/6) + strings.Repeat("(", n/12) + "\n" + strings.Repeat(")", n/12) + "]\n"
+	},
+	"tab-hangs":  func(n int) string { return "if x:\n\ty = f(\n" + strings.Repeat("\t\t\t1,\n", n/5) + "\t)\n" },
+	"colon-rows": func(n int) string { return "x = {\n" + strings.Repeat("    1:\n        2,\n", n/18) + "}\n" },
 }
 
 // BenchmarkHostile lints each hostile input at two sizes, 8 times apart:

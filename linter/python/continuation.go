@@ -332,7 +332,9 @@ func (c *checker) continuedIndentation(ts []token) {
 						k, msg = cE121, "under-indented for hanging indent"
 					}
 				}
-				c.reportChar(int(start[0]), int(start[1]), k, "continuation line "+msg)
+				if c.en[k] {
+					c.reportChar(int(start[0]), int(start[1]), k, "continuation line "+msg)
+				}
 			}
 		}
 

@@ -642,13 +642,13 @@ func (c *checker) asyncAwaitKeywords(ts []token) {
 		if t.kind == kNL {
 			continue
 		}
-		text := string(c.text(t))
+		text := c.text(t)
 		isName := t.kind == kName
 		failed := false
 		switch state {
 		case none:
 			if isName {
-				switch text {
+				switch string(text) {
 				case "async":
 					state = asyncStmt
 				case "await":
@@ -659,19 +659,19 @@ func (c *checker) asyncAwaitKeywords(ts []token) {
 				sr, sc = t.sr, t.sc
 			}
 		case asyncStmt:
-			if isName && (text == "def" || text == "with" || text == "for") {
+			if isName && (string(text) == "def" || string(text) == "with" || string(text) == "for") {
 				state = none
 			} else {
 				failed = true
 			}
 		case await:
-			if isName || (t.kind == kOp && text == "(") {
+			if isName || (t.kind == kOp && string(text) == "(") {
 				state = none
 			} else {
 				failed = true
 			}
 		case define:
-			if isName && (text == "async" || text == "await") {
+			if isName && (string(text) == "async" || string(text) == "await") {
 				failed = true
 			} else {
 				state = none

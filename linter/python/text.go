@@ -1,7 +1,6 @@
 package python
 
 import (
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -190,7 +189,12 @@ func pyIn(s []byte, set string) bool {
 		}
 		return false
 	}
-	return strings.Contains(set, string(s))
+	for i := 0; i+len(s) <= len(set); i++ {
+		if set[i:i+len(s)] == string(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasPrefixWord reports whether b starts with w followed by a non-word
