@@ -56,13 +56,16 @@
 // together they make a command line that prints what pycodestyle prints
 // (examples/lint).
 //
-// Two deviations, both in broken or degenerate input, keep positions
+// Three deviations, all in broken or degenerate input, keep positions
 // inside the file: pycodestyle can compute a column before the start of
 // the line (for a token that spans lines in broken code), reported here
-// as column 1; and at the end of a file without a final newline, after a
-// multi-line string, it checks the string's rows as one physical line and
-// prints columns past the end of the last row (2:10 for a W291 on a row
-// of 4 characters), reported here relative to that row (2:4).
+// as column 1; at the end of a file without a final newline, after a
+// multi-line string or a backslash continuation, it checks another line
+// than the last row but reports on it, with columns past its end (2:10
+// for a W291 on a row of 4 characters), reported here relative to that
+// row or within it (2:4); and W505 counts a form feed (or another break
+// of str.splitlines) in a comment or docstring as a new row, where the
+// real row is reported here.
 //
 // # Concurrency
 //

@@ -260,6 +260,9 @@ func TestOptions(t *testing.T) {
 		src := "def f():\n    \"\"\"" + strings.Repeat("doc ", 20) + "\"\"\"\n"
 		assert.Empty(t, positions(lint(t, linter.Config{}, src), "W505"), "W505 is off without max-doc-length")
 		assert.Equal(t, []string{"2:73"}, positions(lint(t, opts("max-doc-length", "72"), src), "W505"))
+		// pycodestyle counts the pieces str.splitlines() makes as rows, a
+		// form feed included (it would say 2:21): the real row is given.
+		assert.Equal(t, []string{"1:21"}, positions(lint(t, opts("max-doc-length", "20"), "#0\f000000000000000000000"), "W505"))
 	})
 	for _, cfg := range []linter.Config{
 		{MaxLineLength: -1},
@@ -347,7 +350,7 @@ func checkPositions(t testing.TB, src string, ds []linter.Diagnostic) {
 			continue
 		}
 		assert.GreaterOrEqual(t, d.Column, 1, "%v", d)
-		if d.Code == "E501" {
+		if d.Code == "E501" || d.Code == "W505" {
 			continue // reported at the limit, not at a character
 		}
 		width := 0
@@ -420,20 +423,26 @@ func TestLintStopsWhenContextEnds(t *testing.T) {
 	}
 }
 
-// TestLastLineAfterMultilineString: at the end of a file without a final
-// newline, pycodestyle checks the last token's whole line, which spans
-// every row of a multi-line string, as one physical line; it then prints
-// columns past the end of the last row (2:10 here). Columns are made
-// relative to that row.
-func TestLastLineAfterMultilineString(t *testing.T) {
-	for src, want := range map[string]string{
-		"'''\\\xc6\n''' ":  "2:4",
-		"x = '''é\nbb''' ": "2:6",
-		"s = 1 \n":         "1:6",
+// TestLastLineAtEOF: at the end of a file without a final newline,
+// pycodestyle checks the last token's line, reported on the last row. After
+// a multi-line string that line spans every row of the string, and it
+// prints columns past the end of the last row (2:10 for the first case);
+// after a backslash continuation it is an earlier row (3:4 for the last
+// case, on a row of one character). Columns are made relative to the
+// reported row, or kept within it.
+func TestLastLineAtEOF(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"'''\\\xc6\n''' ", []string{"2:4"}},
+		{"x = '''é\nbb''' ", []string{"2:6"}},
+		{"s = 1 \n", []string{"1:6"}},
+		{"000 \n\\\n ", []string{"1:4", "3:2"}},
 	} {
-		ds := lint(t, linter.Config{}, src)
-		assert.Equal(t, []string{want}, positions(ds, "W291"), "%q", src)
-		checkPositions(t, src, ds)
+		ds := lint(t, linter.Config{}, tc.src)
+		assert.Equal(t, tc.want, positions(ds, "W291"), "%q", tc.src)
+		checkPositions(t, tc.src, ds)
 	}
 }
 
@@ -489,11 +498,18 @@ func FuzzLint(f *testing.F) {
 	for _, tc := range codeCases {
 		f.Add(tc.positive)
 	}
-	l, err := python.New(linter.Config{})
+	// The default configuration, and every code with the options that
+	// change what the checks compute.
+	def, err := python.New(linter.Config{})
+	require.NoError(f, err)
+	all, err := python.New(linter.Config{Select: []string{"E", "W"},
+		Options: map[string]string{"max-doc-length": "20", "hang-closing": "true", "indent-size": "2"}})
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, src string) {
-		ds, err := l.Lint(context.Background(), linter.Source{Code: []byte(src)})
-		require.NoError(t, err)
-		checkPositions(t, src, ds)
+		for _, l := range []*python.Linter{def, all} {
+			ds, err := l.Lint(context.Background(), linter.Source{Code: []byte(src)})
+			require.NoError(t, err)
+			checkPositions(t, src, ds)
+		}
 	})
 }

@@ -14,12 +14,15 @@ func (c *checker) maybeCheckPhysical(t *token, prev [2]int32) {
 	if c.isEOL(t) {
 		if t.lr0 == 0 {
 			// The NEWLINE that tokenize adds at the end of a file without
-			// one: pycodestyle checks the previous token's line, which
-			// spans several rows after a multi-line string, as one line
-			// reported on its last row. Columns are made relative to that
-			// row, so that they point into it.
-			base := 0
-			if prev[1] > prev[0] && prev[0] > 0 {
+			// one: pycodestyle checks the previous token's line, reported
+			// on the last row. That line can span several rows (after a
+			// multi-line string) or be an earlier row (after a backslash
+			// continuation), and pycodestyle then prints columns past the
+			// end of the row it names. Columns are made relative to the
+			// reported row when the line holds it (base), and kept within
+			// it (-1: limit to the row's width).
+			base := -1
+			if prev[0] > 0 && int(prev[1]) == c.linesRead {
 				base = c.charSpan(int(c.lineStart[prev[0]-1]), int(c.lineStart[prev[1]-1]))
 			}
 			c.checkPhysical(c.rows(prev[0], prev[1]), c.linesRead, base, false, c.curNoqa)
@@ -54,10 +57,19 @@ func (c *checker) isEOL(t *token) bool {
 // checkPhysical runs the physical-line checks on line, reported at row.
 // base is the number of characters of line before the start of row (line
 // can hold several rows, see maybeCheckPhysical); columns before it are
-// reported as the row's first.
+// reported as the row's first. A negative base means that line is not row
+// at all: columns are kept within row.
 func (c *checker) checkPhysical(line []byte, row, base int, multiline, noqa bool) {
 	en := c.en
-	report := func(col int, k code, msg string) { c.reportChar(row, max(col-base, 0), k, msg) }
+	report := func(col int, k code, msg string) {
+		if base < 0 {
+			r := c.row(row)
+			col = min(col, c.charCol(row, len(bytes.TrimRight(r, "\n"))))
+		} else {
+			col -= base
+		}
+		c.reportChar(row, max(col, 0), k, msg)
+	}
 	if en[cE101] || en[cW191] {
 		n := 0
 		for n < len(line) && (line[n] == ' ' || line[n] == '\t') {
@@ -191,8 +203,14 @@ func (c *checker) docLines(t *token) bool {
 	const maxDocLength = 72 // pycodestyle's MAX_DOC_LENGTH, not the option
 	line := c.tokLine(t)
 	n := 0
-	forLines(line, c.latin1, func(int, []byte) bool { n++; return true })
-	return forLines(line, c.latin1, func(num int, l []byte) bool {
+	forLines(line, c.latin1, func(int, int, []byte) bool { n++; return true })
+	// pycodestyle reports the num-th piece of str.splitlines() on row
+	// start+num, which is past the real row when a line holds another
+	// break (\f, \v, \x1c...); the real row is reported instead.
+	row, counted := int(t.lr0), 0
+	return forLines(line, c.latin1, func(num, start int, l []byte) bool {
+		row += bytes.Count(line[counted:start], []byte("\n"))
+		counted = start
 		if int(t.sr)+num == 1 && len(line) >= 2 && line[0] == '#' && line[1] == '!' {
 			return false
 		}
@@ -205,17 +223,17 @@ func (c *checker) docLines(t *token) bool {
 			return true
 		}
 		if length > c.opt.maxDoc {
-			c.reportChar(int(t.sr)+num, c.opt.maxDoc, cW505, fmt.Sprintf("doc line too long (%d > %d characters)", length, c.opt.maxDoc))
+			c.reportChar(row, c.opt.maxDoc, cW505, fmt.Sprintf("doc line too long (%d > %d characters)", length, c.opt.maxDoc))
 		}
 		return true
 	})
 }
 
-// forLines calls f with each line of b, numbered from 0, as
+// forLines calls f with each line of b, numbered from 0, and its offset, as
 // str.splitlines() splits them: at \n, \r\n, \r, \v, \f, \x1c-\x1e, \x85,
 // U+2028 and U+2029, the break left out, and no empty line after a final
 // break. It stops, returning false, when f does.
-func forLines(b []byte, latin1 bool, f func(num int, line []byte) bool) bool {
+func forLines(b []byte, latin1 bool, f func(num, start int, line []byte) bool) bool {
 	start, num := 0, 0
 	for i := 0; i < len(b); {
 		r, n := charAt(b, i, latin1)
@@ -223,7 +241,7 @@ func forLines(b []byte, latin1 bool, f func(num int, line []byte) bool) bool {
 			i += n
 			continue
 		}
-		if !f(num, b[start:i]) {
+		if !f(num, start, b[start:i]) {
 			return false
 		}
 		num++
@@ -234,7 +252,7 @@ func forLines(b []byte, latin1 bool, f func(num int, line []byte) bool) bool {
 		start = i
 	}
 	if start < len(b) {
-		return f(num, b[start:])
+		return f(num, start, b[start:])
 	}
 	return true
 }
