@@ -62,15 +62,28 @@ type LinterFunc func(ctx context.Context, src Source) ([]Diagnostic, error)
 // Lint calls f(ctx, src).
 func (f LinterFunc) Lint(ctx context.Context, src Source) ([]Diagnostic, error) { return f(ctx, src) }
 
-// Config selects rules. The zero value enables every rule of the language
-// at its default settings.
+// Config selects rules and sets their options. The zero value is the
+// language's default configuration: what its peer tool reports when run
+// with no options (for Python, pycodestyle's default selection).
+//
+// Select and Ignore follow pycodestyle, the peer that has them;
+// ExtendIgnore follows flake8, the front end most users know them from:
+//
+//   - Select, when non-empty, enables exactly the codes that start with one
+//     of its prefixes ("E2" selects E201, E225, ...); Ignore is then not
+//     consulted (pycodestyle: --select overrides --ignore).
+//   - Ignore, when Select is empty, disables the codes that start with one
+//     of its prefixes.
+//   - When both are empty, the language's default ignore list applies (see
+//     WithDefaultIgnore); setting either replaces it.
+//   - ExtendIgnore disables codes on top of that without replacing the
+//     default ignore list, and wins over a Select prefix that is not
+//     longer than its own (flake8: --select=E --extend-ignore=E501 drops
+//     E501, --select=E501 --extend-ignore=E5 keeps it).
 type Config struct {
-	// Select, when non-empty, enables only the codes that start with one of
-	// these prefixes ("E2" selects E201, E225, ...).
-	Select []string
-	// Ignore disables the codes that start with one of these prefixes. When a
-	// code matches both lists, the longer prefix wins, as in pycodestyle.
-	Ignore []string
+	Select       []string
+	Ignore       []string
+	ExtendIgnore []string
 	// MaxLineLength is the longest allowed line; 0 means the language's
 	// default (79 for Python, as pycodestyle; 80 for Java, as checkstyle).
 	MaxLineLength int
@@ -83,13 +96,26 @@ type Config struct {
 	Options map[string]string
 }
 
-// Enabled reports whether code is enabled by c.
+// Enabled reports whether code is enabled by c, as the Config
+// documentation describes. A language with a default ignore list asks
+// c.WithDefaultIgnore(list).Enabled(code).
 func (c Config) Enabled(code string) bool {
-	sel := longestPrefix(c.Select, code)
-	if len(c.Select) > 0 && sel < 0 {
-		return false
+	ext := longestPrefix(c.ExtendIgnore, code)
+	if len(c.Select) > 0 {
+		sel := longestPrefix(c.Select, code)
+		return sel >= 0 && ext < sel
 	}
-	return longestPrefix(c.Ignore, code) <= sel
+	return ext < 0 && longestPrefix(c.Ignore, code) < 0
+}
+
+// WithDefaultIgnore returns c with Ignore set to list when neither Select
+// nor Ignore is set: a language's default ignore list, such as
+// pycodestyle's E121, E123, E126, E226, E24, E704, W503 and W504.
+func (c Config) WithDefaultIgnore(list []string) Config {
+	if len(c.Select) == 0 && len(c.Ignore) == 0 {
+		c.Ignore = list
+	}
+	return c
 }
 
 // longestPrefix returns the length of the longest prefix of code in list, or

@@ -22,13 +22,41 @@ func TestConfigEnabled(t *testing.T) {
 		{"select other", linter.Config{Select: []string{"E2"}}, "E501", false},
 		{"ignore exact", linter.Config{Ignore: []string{"W292"}}, "W292", false},
 		{"ignore other", linter.Config{Ignore: []string{"W292"}}, "W291", true},
-		{"longer select wins", linter.Config{Select: []string{"E501"}, Ignore: []string{"E5"}}, "E501", true},
-		{"longer ignore wins", linter.Config{Select: []string{"E"}, Ignore: []string{"E50"}}, "E501", false},
+		{"select overrides ignore", linter.Config{Select: []string{"E"}, Ignore: []string{"E50"}}, "E501", true},
+		{"select alone decides", linter.Config{Select: []string{"E501"}, Ignore: []string{"E5"}}, "E502", false},
 		{"check names", linter.Config{Ignore: []string{"NewlineAtEndOfFile"}}, "NewlineAtEndOfFile", false},
+		{"extend-ignore", linter.Config{ExtendIgnore: []string{"W2"}}, "W291", false},
+		{"extend-ignore on top of ignore", linter.Config{Ignore: []string{"E5"}, ExtendIgnore: []string{"W2"}}, "E501", false},
+		{"extend-ignore beats a shorter select", linter.Config{Select: []string{"E"}, ExtendIgnore: []string{"E501"}}, "E501", false},
+		{"extend-ignore wins a tie", linter.Config{Select: []string{"E501"}, ExtendIgnore: []string{"E501"}}, "E501", false},
+		{"a longer select beats extend-ignore", linter.Config{Select: []string{"E501"}, ExtendIgnore: []string{"E5"}}, "E501", true},
+		{"extend-ignore leaves the rest", linter.Config{Select: []string{"E"}, ExtendIgnore: []string{"E501"}}, "E502", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, tt.cfg.Enabled(tt.code))
+		})
+	}
+}
+
+func TestConfigWithDefaultIgnore(t *testing.T) {
+	def := []string{"E226", "W5"}
+	tests := []struct {
+		name string
+		cfg  linter.Config
+		code string
+		want bool
+	}{
+		{"default list applies", linter.Config{}, "E226", false},
+		{"outside the list", linter.Config{}, "E225", true},
+		{"kept by extend-ignore", linter.Config{ExtendIgnore: []string{"E501"}}, "W503", false},
+		{"extend-ignore adds", linter.Config{ExtendIgnore: []string{"E501"}}, "E501", false},
+		{"replaced by ignore", linter.Config{Ignore: []string{"E501"}}, "E226", true},
+		{"replaced by select", linter.Config{Select: []string{"E", "W"}}, "W503", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.cfg.WithDefaultIgnore(def).Enabled(tt.code))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package linter
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -31,6 +32,9 @@ type Faults struct {
 }
 
 // The four versions of the reference service, per the wire contract.
+// The baseline is the language's default configuration (Config{}: for
+// Python, pycodestyle's default selection) without its
+// newline-at-end-of-file rule.
 const (
 	Version10 = "1.0" // the baseline rule set
 	Version11 = "1.1" // baseline rules, slow
@@ -43,11 +47,13 @@ const DefaultDelay = time.Second
 
 // VersionProfile returns the rule configuration and faults of one of the
 // four standard versions for lang: the versions are configurations of the
-// same code, not copies of it.
+// same code, not copies of it. The 1.x versions leave lang.NewlineAtEOF
+// out through ExtendIgnore, which keeps the language's default ignore list
+// and which no Select can undo (see Config).
 func VersionProfile(lang Language, version string) (Config, Faults, error) {
 	baseline := Config{}
 	if lang.NewlineAtEOF != "" {
-		baseline.Ignore = []string{lang.NewlineAtEOF}
+		baseline.ExtendIgnore = []string{lang.NewlineAtEOF}
 	}
 	switch version {
 	case Version10:
@@ -70,6 +76,16 @@ type ServiceOptions struct {
 	Version  string
 	// Linter does the work. Required.
 	Linter Linter
+	// Config is the configuration Linter was built from (the machine's,
+	// the version's included): a request's own "config" applies over it.
+	Config Config
+	// New builds a linter for a configuration (Language.New). With it,
+	// requests may carry their own "config" (RequestConfig); without it,
+	// such requests are refused with 400.
+	New func(Config) (Linter, error)
+	// MaxConfigs bounds how many linters built for request configurations
+	// are kept for reuse; 0 means 32.
+	MaxConfigs int
 	// Faults injects the behaviour of the test versions.
 	Faults Faults
 	// MaxBody limits request bodies; 0 means 1 MiB.
@@ -86,7 +102,7 @@ type ServiceOptions struct {
 
 // Service is the linter service of the wire contract, an http.Handler:
 //
-//	POST /lint    {"code": "..."} → {"result", "details", "diagnostics", "language", "version"}
+//	POST /lint    {"code": "...", "config": {...}} → {"result", "details", "diagnostics", "language", "version"}
 //	GET  /health  → {"version", "language", "requestCount"}
 //
 // It is safe for concurrent use.
@@ -95,6 +111,7 @@ type Service struct {
 	requests atomic.Int64 // /lint calls, answered or not
 	crashed  atomic.Bool
 	onCrash  sync.Once
+	configs  *linterCache // nil without ServiceOptions.New
 
 	lintTotal    *prometheus.CounterVec
 	lintDuration prometheus.Histogram
@@ -117,7 +134,16 @@ func NewService(opts ServiceOptions) (*Service, error) {
 	if opts.Rand == nil {
 		opts.Rand = rand.Float64
 	}
+	if opts.MaxConfigs < 0 {
+		return nil, fmt.Errorf("linter: negative MaxConfigs %d", opts.MaxConfigs)
+	}
+	if opts.MaxConfigs == 0 {
+		opts.MaxConfigs = defaultConfigs
+	}
 	s := &Service{opts: opts}
+	if opts.New != nil {
+		s.configs = newLinterCache(opts.MaxConfigs, opts.New)
+	}
 	labels := prometheus.Labels{"language": opts.Language, "version": opts.Version}
 	s.lintTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "fleetkit", Subsystem: "linter", Name: "lint_requests_total",
@@ -149,6 +175,15 @@ func (s *Service) Crashed() bool { return s.crashed.Load() }
 // LintRequest is the body of POST /lint.
 type LintRequest struct {
 	Code *string `json:"code"`
+	// Config, optional, is the request's own rule configuration.
+	Config *RequestConfig `json:"config,omitempty"`
+}
+
+// lintBody is LintRequest as read: the config is decoded on its own, so
+// that its unknown fields are refused while the body's are ignored.
+type lintBody struct {
+	Code   *string         `json:"code"`
+	Config json.RawMessage `json:"config"`
 }
 
 // LintResponse is the answer to POST /lint.
@@ -205,13 +240,18 @@ func (s *Service) serveLint(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, errCrashed())
 		return
 	}
-	var req LintRequest
+	var req lintBody
 	if err := httpjson.Decode(w, r, &req, httpjson.DecodeOptions{MaxBody: s.opts.MaxBody}); err != nil {
 		httpjson.WriteError(w, err)
 		return
 	}
 	if req.Code == nil {
 		httpjson.WriteError(w, httpjson.Errorf(http.StatusBadRequest, `missing field "code": send {"code": "<source text>"}`))
+		return
+	}
+	l, err := s.linterFor(req.Config)
+	if err != nil {
+		httpjson.WriteError(w, err)
 		return
 	}
 	f := s.opts.Faults
@@ -223,8 +263,11 @@ func (s *Service) serveLint(w http.ResponseWriter, r *http.Request) {
 		// The client is gone; nobody reads an answer.
 		return
 	}
-	diags, err := s.opts.Linter.Lint(r.Context(), Source{Code: []byte(*req.Code)})
+	diags, err := l.Lint(r.Context(), Source{Code: []byte(*req.Code)})
 	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client is gone, and the lint stopped with it
+		}
 		httpjson.WriteError(w, httpjson.Errorf(http.StatusInternalServerError, "lint failed: %v", err))
 		return
 	}
@@ -242,6 +285,23 @@ func (s *Service) serveLint(w http.ResponseWriter, r *http.Request) {
 		Language:    s.opts.Language,
 		Version:     s.opts.Version,
 	})
+}
+
+// linterFor returns the linter for a request's raw "config": the
+// service's own when there is none.
+func (s *Service) linterFor(raw json.RawMessage) (Linter, error) {
+	rc, err := decodeRequestConfig(raw)
+	if err != nil || rc == nil {
+		return s.opts.Linter, err
+	}
+	if s.configs == nil {
+		return nil, httpjson.Errorf(http.StatusBadRequest, "invalid config: this service takes no per-request configuration")
+	}
+	l, err := s.configs.get(rc.over(s.opts.Config))
+	if err != nil {
+		return nil, httpjson.Errorf(http.StatusBadRequest, "invalid config: %v", err)
+	}
+	return l, nil
 }
 
 func (s *Service) crash(w http.ResponseWriter) {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,20 +21,34 @@ import (
 	"github.com/fleetkit/fleetkit/linter"
 )
 
-// eofLanguage is a tiny but real rule set: "TAB" flags tab characters and
-// "EOF" flags a missing final newline. It keeps these tests independent of
-// the built-in rule sets.
+// eofLanguage is a tiny but real rule set: "TAB" flags tab characters
+// (or the character of the option "marker"), "LONG" lines longer than
+// MaxLineLength (default 10), and "EOF" a missing final newline. It keeps
+// these tests independent of the built-in rule sets.
 func eofLanguage() linter.Language {
 	return linter.Language{
 		Name:         "tiny",
-		Codes:        []string{"TAB", "EOF"},
+		Codes:        []string{"TAB", "LONG", "EOF"},
 		NewlineAtEOF: "EOF",
 		New: func(cfg linter.Config) (linter.Linter, error) {
+			marker, maxLen := "\t", 10
+			if cfg.MaxLineLength > 0 {
+				maxLen = cfg.MaxLineLength
+			}
+			for k, v := range cfg.Options {
+				if k != "marker" || len(v) != 1 {
+					return nil, fmt.Errorf("tiny: unknown option %q or bad value %q", k, v)
+				}
+				marker = v
+			}
 			return linter.LinterFunc(func(_ context.Context, src linter.Source) ([]linter.Diagnostic, error) {
 				var ds []linter.Diagnostic
 				for i, line := range strings.Split(string(src.Code), "\n") {
-					if c := strings.IndexByte(line, '\t'); c >= 0 && cfg.Enabled("TAB") {
+					if c := strings.Index(line, marker); c >= 0 && cfg.Enabled("TAB") {
 						ds = append(ds, linter.Diagnostic{Line: i + 1, Column: c + 1, Code: "TAB", Message: "tab"})
+					}
+					if len(line) > maxLen && cfg.Enabled("LONG") {
+						ds = append(ds, linter.Diagnostic{Line: i + 1, Column: maxLen + 1, Code: "LONG", Message: "long"})
 					}
 				}
 				if n := len(src.Code); n > 0 && src.Code[n-1] != '\n' && cfg.Enabled("EOF") {
@@ -51,7 +67,7 @@ func newService(t *testing.T, version string, mod func(*linter.ServiceOptions)) 
 	require.NoError(t, err)
 	l, err := lang.New(cfg)
 	require.NoError(t, err)
-	opts := linter.ServiceOptions{Language: lang.Name, Version: version, Linter: l, Faults: faults}
+	opts := linter.ServiceOptions{Language: lang.Name, Version: version, Linter: l, Faults: faults, Config: cfg, New: lang.New}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -231,7 +247,7 @@ func TestSlowDoesNotBlockOthers(t *testing.T) {
 	}
 	go func() { wg.Wait(); close(done) }()
 	// While the lints sleep, health answers at once.
-	time.Sleep(20 * time.Millisecond)
+	require.Eventually(t, func() bool { return s.RequestCount() == n }, 5*time.Second, time.Millisecond)
 	resp, err := http.Get(srv.URL + "/health")
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -258,6 +274,28 @@ func TestSlowStopsWhenClientLeaves(t *testing.T) {
 	}
 }
 
+// TestLintStopsWhenClientLeaves: the lint runs under the request's
+// context, and a lint cut short by a client that left is not answered.
+func TestLintStopsWhenClientLeaves(t *testing.T) {
+	started := make(chan struct{})
+	s := newService(t, "1.0", func(o *linter.ServiceOptions) {
+		o.Linter = linter.LinterFunc(func(ctx context.Context, _ linter.Source) ([]linter.Diagnostic, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/lint", strings.NewReader(`{"code":"x"}`))
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { s.ServeHTTP(rec, req); close(done) }()
+	<-started
+	cancel()
+	<-done
+	assert.Empty(t, rec.Body.String(), "nobody reads an answer")
+}
+
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	s := newService(t, "2.0", func(o *linter.ServiceOptions) { o.Registerer = reg })
@@ -273,4 +311,141 @@ fleetkit_linter_lint_requests_total{language="tiny",outcome="problems",version="
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "fleetkit_linter_lint_requests_total"))
 	assert.Equal(t, 1, testutil.CollectAndCount(reg, "fleetkit_linter_lint_duration_seconds"))
+}
+
+// codes returns the codes of an answer's diagnostics.
+func codes(m map[string]any) []string {
+	out := []string{}
+	for _, d := range m["diagnostics"].([]any) {
+		out = append(out, d.(map[string]any)["code"].(string))
+	}
+	return out
+}
+
+func TestRequestConfig(t *testing.T) {
+	const code = "\tx = 'a long line'"
+	tests := []struct {
+		name, version, config string
+		want                  []string
+	}{
+		{"none", "2.0", ``, []string{"TAB", "LONG", "EOF"}},
+		{"null", "2.0", `null`, []string{"TAB", "LONG", "EOF"}},
+		{"select", "2.0", `{"select": ["EOF", "T"]}`, []string{"TAB", "EOF"}},
+		{"ignore", "2.0", `{"ignore": ["TAB"]}`, []string{"LONG", "EOF"}},
+		{"extend_ignore", "2.0", `{"extend_ignore": ["LONG"]}`, []string{"TAB", "EOF"}},
+		{"max_line_length", "2.0", `{"max_line_length": 40}`, []string{"TAB", "EOF"}},
+		{"options", "2.0", `{"options": {"marker": "x"}}`, []string{"TAB", "LONG", "EOF"}},
+		{"empty select selects nothing more", "2.0", `{"select": []}`, []string{"TAB", "LONG", "EOF"}},
+		// Version 1.x leaves the newline rule out whatever the request.
+		{"1.0 baseline", "1.0", `{}`, []string{"TAB", "LONG"}},
+		{"1.0 keeps its rule", "1.0", `{"select": ["EOF", "TAB"]}`, []string{"TAB"}},
+		{"1.0 keeps its rule on ignore", "1.0", `{"ignore": ["LONG"]}`, []string{"TAB"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newService(t, tt.version, nil)
+			body := `{"code": ` + strconvQuote(code)
+			if tt.config != "" {
+				body += `, "config": ` + tt.config
+			}
+			status, m := do(t, s, http.MethodPost, "/lint", body+"}")
+			require.Equal(t, http.StatusOK, status, m)
+			assert.Equal(t, tt.want, codes(m))
+		})
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestRequestConfigOverMachine: the machine's configuration is the base
+// a request's applies over, field by field.
+func TestRequestConfigOverMachine(t *testing.T) {
+	s := newService(t, "2.0", func(o *linter.ServiceOptions) {
+		o.Config.Ignore = []string{"TAB"}
+		o.Config.MaxLineLength = 40
+		l, err := o.New(o.Config)
+		require.NoError(t, err)
+		o.Linter = l
+	})
+	body := `{"code": "\tx = 'a long line'"`
+	_, m := do(t, s, http.MethodPost, "/lint", body+`}`)
+	assert.Equal(t, []string{"EOF"}, codes(m), "the machine's configuration")
+	_, m = do(t, s, http.MethodPost, "/lint", body+`, "config": {"extend_ignore": ["EOF"]}}`)
+	assert.Equal(t, []string{}, codes(m), "extend_ignore adds to the machine's")
+	_, m = do(t, s, http.MethodPost, "/lint", body+`, "config": {"ignore": []}}`)
+	assert.Equal(t, []string{"TAB", "EOF"}, codes(m), "ignore replaces the machine's; max_line_length stays")
+}
+
+func TestRequestConfigRefused(t *testing.T) {
+	s := newService(t, "2.0", nil)
+	many := `["` + strings.Repeat(`E", "`, 300) + `E"]`
+	tests := []struct {
+		name, config, msg string
+	}{
+		{"not an object", `[1]`, "invalid config"},
+		{"unknown field", `{"ignroe": ["E"]}`, `unknown field "ignroe"`},
+		{"wrong type", `{"select": "E501"}`, "invalid config"},
+		{"too many codes", `{"select": ` + many + `}`, "more than 256"},
+		{"bad code", `{"ignore": ["E 5"]}`, "not a code"},
+		{"empty code", `{"ignore": [""]}`, "not a code"},
+		{"long code", `{"ignore": ["` + strings.Repeat("E", 65) + `"]}`, "not a code"},
+		{"negative max_line_length", `{"max_line_length": -1}`, "max_line_length"},
+		{"huge max_line_length", `{"max_line_length": 99999999}`, "max_line_length"},
+		{"bad option name", `{"options": {"a b": "1"}}`, "not an option name"},
+		{"unknown option", `{"options": {"colour": "blue"}}`, `tiny: unknown option "colour"`},
+		{"bad option value", `{"options": {"marker": "long"}}`, `bad value "long"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, m := do(t, s, http.MethodPost, "/lint", `{"code": "x\n", "config": `+tt.config+`}`)
+			assert.Equal(t, http.StatusBadRequest, status)
+			assert.Equal(t, "error", m["status"])
+			assert.Contains(t, m["message"], tt.msg)
+		})
+	}
+	// A service built without New takes no configuration.
+	fixed := newService(t, "2.0", func(o *linter.ServiceOptions) { o.New = nil })
+	status, m := do(t, fixed, http.MethodPost, "/lint", `{"code": "x\n", "config": {}}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, m["message"], "no per-request configuration")
+	// Bad configurations lose nothing.
+	status, m = do(t, s, http.MethodPost, "/lint", `{"code": "x\n"}`)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, true, m["result"])
+}
+
+// TestRequestConfigCache: linters built for request configurations are
+// reused, and no more than MaxConfigs of them are kept, whatever the
+// clients send.
+func TestRequestConfigCache(t *testing.T) {
+	var builds atomic.Int32
+	s := newService(t, "2.0", func(o *linter.ServiceOptions) {
+		build := o.New
+		o.New = func(cfg linter.Config) (linter.Linter, error) { builds.Add(1); return build(cfg) }
+		o.MaxConfigs = 2
+	})
+	lint := func(maxLen int) {
+		status, _ := do(t, s, http.MethodPost, "/lint", fmt.Sprintf(`{"code": "x\n", "config": {"max_line_length": %d}}`, maxLen))
+		require.Equal(t, http.StatusOK, status)
+	}
+	lint(20)
+	lint(30)
+	lint(20)
+	assert.EqualValues(t, 2, builds.Load(), "a configuration seen before is reused")
+	lint(40) // evicts 30, the least recently used
+	lint(20)
+	assert.EqualValues(t, 3, builds.Load())
+	lint(30)
+	assert.EqualValues(t, 4, builds.Load(), "an evicted configuration is built again")
+	for i := range 100 {
+		lint(100 + i)
+	}
+	assert.EqualValues(t, 104, builds.Load())
+	lint(20)
+	assert.EqualValues(t, 105, builds.Load(), "100 other configurations pushed it out")
+	_, err := linter.NewService(linter.ServiceOptions{Linter: linter.LinterFunc(nil), MaxConfigs: -1})
+	assert.Error(t, err)
 }

@@ -7,13 +7,15 @@
 # (b) single file: REPS calls of each on one mid-sized file (hyperfine when
 #     installed, else a timed bash loop), process start-up included; the
 #     median and the fastest run are reported, as the machine may be shared.
-# Both tools get the same --select (every code we implement) and
-# --max-line-length. It prints lines/s for each and the ratio ours/theirs
-# (target >= 20x), and checks that both report the same findings.
+# Both tools run with the same options: none by default, pycodestyle's
+# default rule set (every code but its default ignore list); OPTIONS adds
+# to both (e.g. OPTIONS="--select=E,W --max-doc-length=72" for every
+# code). It prints lines/s for each and the ratio ours/theirs (target >=
+# 20x), and checks that both print the same findings.
 #
 # Usage: scripts/bench-python-linter.sh            (from anywhere in the repo)
 # Tunables (environment): CORPUS=/usr/lib/python3.11 (its *.py files, not
-#   recursive) FILE=$CORPUS/argparse.py REPS=20 TREE_REPS=3
+#   recursive) FILE=$CORPUS/argparse.py REPS=20 TREE_REPS=3 OPTIONS=
 #   HYPERFINE=hyperfine (empty: use the bash loop even if it is installed)
 # Needs go and pycodestyle (apt-get install pycodestyle) in PATH.
 set -euo pipefail
@@ -41,10 +43,13 @@ mapfile -t files < <(find "$CORPUS" -maxdepth 1 -name '*.py' -type f | LC_ALL=C 
 tree_lines=$(cat "${files[@]}" | wc -l)
 file_lines=$(wc -l <"$FILE")
 
-# Every code the Python rule set implements, from its own source.
-codes=$(grep -o '"[EW][0-9]\{3\}"' "$ROOT/linter/python/codes.go" | tr -d '"' | LC_ALL=C sort -u | paste -sd, -)
-theirs=(pycodestyle "--select=$codes" --max-line-length=79)
-ours=("$tmp/lint" -language python "-select=$codes" -max-line-length 79)
+OPTIONS=${OPTIONS:-}
+read -r -a opts <<<"$OPTIONS"
+# No configuration file may change either tool's options: the user's is
+# pointed away, and the corpus has no setup.cfg or tox.ini above it.
+export XDG_CONFIG_HOME="$tmp/xdg"
+theirs=(pycodestyle "${opts[@]}")
+ours=("$tmp/lint" -language python "${opts[@]}")
 
 # Timestamps come from $EPOCHREALTIME (bash 5) when there is one, so that
 # timing a run forks nothing else.
@@ -78,7 +83,7 @@ rate() { awk -v l="$1" -v s="$2" 'BEGIN { printf "%.0f", l / s }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
 echo "corpus: ${#files[@]} files, $tree_lines lines ($CORPUS/*.py); single file: $FILE ($file_lines lines)"
-echo "pycodestyle $(pycodestyle --version), $(go version | cut -d' ' -f3), $(nproc) cores"
+echo "pycodestyle $(pycodestyle --version), $(go version | cut -d' ' -f3), $(nproc) cores, options: ${OPTIONS:-(none: the default rule set)}"
 echo
 
 echo "(a) whole tree, best of $TREE_REPS"

@@ -1,8 +1,18 @@
 // Command lint runs a fleetkit rule set over files and directories and
 // prints one line per problem, in the format of pycodestyle and checkstyle:
 //
-//	lint -language python [-select E2,W] [-ignore E501] [-max-line-length 99] PATH...
+//	lint -language python [-select E2,W] [-ignore E501] [-extend-ignore W6]
+//	     [-max-line-length 99] [-max-doc-length 72] [-indent-size 4]
+//	     [-hang-closing] [-exclude PATTERNS] [-filename PATTERNS] PATH...
 //	path:line:column: CODE message
+//
+// Flags may be written with one dash or two (--max-line-length=99), as
+// pycodestyle users write them. For Python, the CLI is pycodestyle's: it
+// reads the [pycodestyle] section of the same configuration files (the
+// user's, then setup.cfg and tox.ini of the project; flags override
+// them), walks directories in pycodestyle's order skipping its default
+// exclude list, and reports a file it cannot read as E902. Its output is
+// pycodestyle's, line for line.
 //
 // It exits 1 when it found problems, 2 on errors. Files are linted in
 // parallel (-j); the output order is the order of the arguments.
@@ -19,6 +29,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -39,14 +50,35 @@ func main() {
 	}
 }
 
+// fileErrorReporter is implemented by linters whose peer tool reports a
+// file it cannot read as a finding (pycodestyle's E902) rather than
+// stopping.
+type fileErrorReporter interface {
+	FileError(name string, err error) []linter.Diagnostic
+}
+
 func run() (bool, error) {
 	var (
 		language = flag.String("language", "python", "language of the files (python, java)")
-		sel      = flag.String("select", "", "comma-separated code prefixes to report (default: all)")
-		ignore   = flag.String("ignore", "", "comma-separated code prefixes to leave out")
+		sel      = flag.String("select", "", "comma-separated code prefixes to report (default: the language's default selection)")
+		ignore   = flag.String("ignore", "", "comma-separated code prefixes to leave out (replaces the default ignore list)")
+		extend   = flag.String("extend-ignore", "", "comma-separated code prefixes to leave out as well, keeping the default ignore list (flake8's --extend-ignore)")
 		maxLine  = flag.Int("max-line-length", 0, "longest allowed line (0: the language's default)")
 		jobs     = flag.Int("j", runtime.GOMAXPROCS(0), "files linted in parallel")
+		exclude  = flag.String("exclude", strings.Join(python.DefaultExclude, ","), "python: comma-separated patterns of files and directories to skip")
+		filename = flag.String("filename", "*.py", "python: comma-separated patterns of the files to check in directories")
 	)
+	// Options of the language, named as its peer names them; they reach
+	// the language only when given, and a language refuses those it does
+	// not take.
+	options := map[string]*string{}
+	for _, o := range []struct{ name, usage string }{
+		{python.OptionMaxDocLength, "python: longest comment or docstring line; enables W505"},
+		{python.OptionIndentSize, "python: spaces per indent (default 4)"},
+	} {
+		options[o.name] = flag.String(o.name, "", o.usage)
+	}
+	hangClosing := flag.Bool(python.OptionHangClosing, false, "python: closing brackets hang (E133 instead of E123)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		return false, errors.New("no paths given (usage: lint -language LANG PATH...)")
@@ -59,14 +91,67 @@ func run() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%w (have %s)", err, strings.Join(reg.Names(), ", "))
 	}
-	l, err := lang.New(linter.Config{Select: split(*sel), Ignore: split(*ignore), MaxLineLength: *maxLine})
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	cfg := linter.Config{}
+	expand := func(paths []string) ([]string, error) { return collect(paths, lang.Extensions) }
+	if lang.Name == "python" {
+		pc, err := python.ReadConfig(flag.Args(), "")
+		if err != nil {
+			return false, err
+		}
+		// pycodestyle reports these on standard output, before findings.
+		for _, name := range pc.Unknown {
+			fmt.Printf("  unknown option '%s' ignored\n", name)
+		}
+		for _, name := range pc.Unsupported {
+			fmt.Fprintf(os.Stderr, "lint: %s: option %q of pycodestyle is not supported; ignored\n", pc.Section, name)
+		}
+		if pc.Section == "pep8" {
+			fmt.Fprintln(os.Stderr, "lint: [pep8] section is deprecated. Use [pycodestyle].")
+		}
+		cfg = pc.Config
+		excl, names := pc.Exclude, pc.Filename
+		if set["exclude"] || excl == nil {
+			excl = python.NormalizeExclude(python.SplitCodes(*exclude))
+		}
+		if set["filename"] || names == nil {
+			names = python.SplitCodes(*filename)
+		}
+		expand = func(paths []string) ([]string, error) { return python.Files(paths, excl, names), nil }
+	} else if set["exclude"] || set["filename"] {
+		return false, fmt.Errorf("-exclude and -filename are for python; %s lints every file with extension %s", lang.Name, strings.Join(lang.Extensions, ", "))
+	}
+	if set["select"] {
+		cfg.Select = python.SplitCodes(*sel)
+	}
+	if set["ignore"] {
+		cfg.Ignore = python.SplitCodes(*ignore)
+	}
+	if set["extend-ignore"] {
+		cfg.ExtendIgnore = append(cfg.ExtendIgnore, python.SplitCodes(*extend)...)
+	}
+	if set["max-line-length"] {
+		cfg.MaxLineLength = *maxLine
+	}
+	for name, v := range options {
+		if set[name] {
+			cfg = withOption(cfg, name, *v)
+		}
+	}
+	if set[python.OptionHangClosing] {
+		cfg = withOption(cfg, python.OptionHangClosing, strconv.FormatBool(*hangClosing))
+	}
+	l, err := lang.New(cfg)
 	if err != nil {
 		return false, err
 	}
-	files, err := collect(flag.Args(), lang.Extensions)
+	files, err := expand(flag.Args())
 	if err != nil {
 		return false, err
 	}
+	fileErrors, _ := l.(fileErrorReporter)
 
 	// Each file's report is rendered by a worker; the printer waits for
 	// them in argument order so the output is deterministic.
@@ -99,13 +184,17 @@ func run() (bool, error) {
 	for i, f := range files {
 		g.Go(func() error {
 			defer close(ready[i])
+			var diags []linter.Diagnostic
 			code, err := os.ReadFile(f)
-			if err != nil {
+			switch {
+			case err != nil && fileErrors != nil:
+				diags = fileErrors.FileError(f, err)
+			case err != nil:
 				return err
-			}
-			diags, err := l.Lint(ctx, linter.Source{Name: f, Code: code})
-			if err != nil {
-				return fmt.Errorf("%s: %w", f, err)
+			default:
+				if diags, err = l.Lint(ctx, linter.Source{Name: f, Code: code}); err != nil {
+					return fmt.Errorf("%s: %w", f, err)
+				}
 			}
 			var b []byte
 			for _, d := range diags {
@@ -122,11 +211,16 @@ func run() (bool, error) {
 	return found, g.Wait()
 }
 
-func split(s string) []string {
-	if s == "" {
-		return nil
+// withOption returns cfg with Options[name] = v, without changing the
+// map cfg shares.
+func withOption(cfg linter.Config, name, v string) linter.Config {
+	opts := make(map[string]string, len(cfg.Options)+1)
+	for k, x := range cfg.Options {
+		opts[k] = x
 	}
-	return strings.Split(s, ",")
+	opts[name] = v
+	cfg.Options = opts
+	return cfg
 }
 
 // collect expands directories into the files with one of exts, sorted.

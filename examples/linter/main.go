@@ -2,8 +2,13 @@
 // one of the four versions, on one address.
 //
 //	linter -language python -version 1.0 -addr 127.0.0.1:8081
+//	       [-select E,W] [-ignore E501] [-extend-ignore W6] [-max-line-length 99]
+//	       [-option max-doc-length=72 -option hang-closing=true]
 //
-// Version 1.2 exits with status 3 after answering a lint of empty code.
+// The rule flags are the machine's configuration (a team's own); each
+// request may override it with a "config" in its body (see
+// linter.RequestConfig). Version 1.2 exits with status 3 after answering a
+// lint of empty code.
 package main
 
 import (
@@ -15,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -61,7 +67,13 @@ func run() error {
 		crashRate = flag.Float64("crash-rate", 0, "version 1.2: probability that any lint crashes the service")
 		maxLine   = flag.Int("max-line-length", 0, "longest allowed line (0: the language's default)")
 		maxBody   = flag.Int64("max-body", 1<<20, "request body limit in bytes")
+		sel       = flag.String("select", "", "comma-separated code prefixes to report (default: the language's default selection)")
+		ignore    = flag.String("ignore", "", "comma-separated code prefixes to leave out (replaces the default ignore list)")
+		extend    = flag.String("extend-ignore", "", "comma-separated code prefixes to leave out as well, keeping the default ignore list")
+		configs   = flag.Int("max-configs", 0, "linters kept for the configurations requests carry (0: 32)")
+		options   = optionFlag{}
 	)
+	flag.Var(options, "option", "a language option as NAME=VALUE, named as the peer tool names it (python: max-doc-length, hang-closing, indent-size); repeatable")
 	flag.Parse()
 
 	reg, err := linter.NewRegistry(python.Language(), java.Language())
@@ -77,6 +89,11 @@ func run() error {
 		return err
 	}
 	cfg.MaxLineLength = *maxLine
+	cfg.Select, cfg.Ignore = python.SplitCodes(*sel), python.SplitCodes(*ignore)
+	cfg.ExtendIgnore = append(cfg.ExtendIgnore, python.SplitCodes(*extend)...)
+	if len(options) > 0 {
+		cfg.Options = options
+	}
 	if faults.Delay > 0 {
 		faults.Delay = *delay
 	}
@@ -97,6 +114,7 @@ func run() error {
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	svc, err := linter.NewService(linter.ServiceOptions{
 		Language: lang.Name, Version: *version, Linter: l, Faults: faults, MaxBody: *maxBody,
+		Config: cfg, New: lang.New, MaxConfigs: *configs,
 		Registerer: metrics,
 		OnCrash:    func() { crash(errCrashed) },
 	})
@@ -119,5 +137,19 @@ func run() error {
 	if cause := context.Cause(crashCtx); errors.Is(cause, errCrashed) {
 		return cause
 	}
+	return nil
+}
+
+// optionFlag collects -option NAME=VALUE flags.
+type optionFlag map[string]string
+
+func (o optionFlag) String() string { return "" }
+
+func (o optionFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, not %q", v)
+	}
+	o[name] = value
 	return nil
 }

@@ -163,3 +163,47 @@ func TestMetricsBounded(t *testing.T) {
 	}
 	assert.Equal(t, before, series())
 }
+
+// TestConfig: the machine's rule configuration comes from flags, a
+// request's "config" applies over it, and a bad one is a 400.
+func TestConfig(t *testing.T) {
+	testenv.Short(t) // builds and runs the binary
+	bin := filepath.Join(t.TempDir(), "linter")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+	url, _ := start(t, bin, "-language", "python", "-version", "1.0", "-ignore", "E2", "-max-line-length", "20", "-option", "max-doc-length=10")
+
+	codes := func(body string) (int, []string) {
+		resp, err := http.Post(url+"/lint", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var m struct {
+			Diagnostics []struct{ Code string } `json:"diagnostics"`
+			Message     string                  `json:"message"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		var cs []string
+		for _, d := range m.Diagnostics {
+			cs = append(cs, d.Code)
+		}
+		if resp.StatusCode != http.StatusOK {
+			cs = []string{m.Message}
+		}
+		return resp.StatusCode, cs
+	}
+	const code = `"# a comment of some length\nx=1"`
+	status, got := codes(`{"code": ` + code + `}`)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, []string{"W505", "E501"}, got, "the machine's: E2 ignored, 20 columns, W505 at 10; 1.0 leaves W292 out")
+	status, got = codes(`{"code": ` + code + `, "config": {"select": ["E2", "W292"]}}`)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, []string{"E225"}, got, "the request's selection; W292 stays out on 1.0")
+	status, got = codes(`{"code": ` + code + `, "config": {"options": {"max-doc-length": "x"}}}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, got[0], "max-doc-length")
+
+	// A bad machine configuration stops the binary with the reason.
+	out, err = exec.Command(bin, "-language", "python", "-option", "colour=blue", "-addr", "127.0.0.1:0").CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), `unknown option "colour"`)
+}

@@ -2,6 +2,7 @@ package python
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"unicode/utf8"
 
@@ -18,18 +19,25 @@ type mapEntry struct {
 // checker is the state of one Lint call: pycodestyle's Checker. It is
 // reused through the Linter's pool, so its slices keep their capacity.
 type checker struct {
-	en      *enabledSet
-	groups  *checkGroups
-	maxLine int
+	en     *enabledSet
+	groups *checkGroups
+	opt    *options
+	cont   contState // continuedIndentation's scratch state
 
 	src       []byte
 	lineStart []int32
 	nlines    int
 	latin1    bool
-	toks      []token
-	noqaRows  []bool
-	diags     []linter.Diagnostic
-	scratch   []byte
+	// ascii means no byte of src is 0x80 or above, so that character
+	// columns are byte columns. Otherwise charIdx[k] counts the characters
+	// of src[:k*charBlock], built on first use, so that converting a column
+	// costs at most one block, whatever the line's length.
+	ascii    bool
+	charIdx  []int32
+	toks     []token
+	noqaRows []bool
+	diags    []linter.Diagnostic
+	scratch  []byte
 
 	// Physical-line state.
 	linesRead   int
@@ -53,6 +61,15 @@ type checker struct {
 	blankBefore     int
 	seenNonImports  bool
 	seenDocstring   bool
+
+	// Searches of blank_lines over the file's rows, remembered or
+	// indexed so that they cost the file's length once (indent.go).
+	nextDef, nextNonBlank nextMatch
+	parentsBuilt          bool
+	rowIndent             []int32 // expand_indent of each row, -1 when blank
+	prevNonBlank          []int32 // closest non-blank row at or before each row
+	parent                []int32 // closest row before each row that is indented less
+	scratchRows           []int32
 }
 
 // reset prepares c for src, normalising it as pycodestyle reads files:
@@ -75,7 +92,9 @@ func (c *checker) reset(src []byte) {
 		src = buf
 	}
 	c.src = src
-	c.latin1 = !utf8.Valid(src) || declaresSingleByteCoding(src)
+	c.ascii = isASCII(src)
+	c.latin1 = !c.ascii && (!utf8.Valid(src) || declaresSingleByteCoding(src))
+	c.charIdx = c.charIdx[:0]
 	// Size the big slices once from the source (Python averages about 7
 	// bytes a token and 30 a line) rather than growing them by copying.
 	if n := len(src)/6 + 64; cap(c.toks) < n {
@@ -103,6 +122,7 @@ func (c *checker) reset(src []byte) {
 	c.hasPrevLogical, c.prevColon, c.prevDecorator, c.prevDocstring, c.prevUnindentDef = false, false, false, false, false
 	c.blankLines, c.blankBefore = 0, 0
 	c.seenNonImports, c.seenDocstring = false, false
+	c.nextDef, c.nextNonBlank, c.parentsBuilt = nextMatch{}, nextMatch{}, false
 
 	// readline sets indent_char from the first line that starts with
 	// whitespace; remember which one that is.
@@ -281,14 +301,66 @@ func (c *checker) text(t *token) []byte { return c.src[t.off:t.end] }
 // past the end of the row (the implicit NEWLINE ends one past it) keep
 // their distance to the end.
 func (c *checker) charCol(row, col int) int {
-	if c.latin1 || col <= 0 {
+	if c.ascii || c.latin1 || col <= 0 || row < 1 || row > c.nlines {
 		return col
 	}
-	line := c.row(row)
-	if col > len(line) {
-		return nchars(line, false) + col - len(line)
+	start := int(c.lineStart[row-1])
+	n := int(c.lineStart[row]) - start
+	if col > n {
+		return c.charSpan(start, start+n) + col - n
 	}
-	return nchars(line[:col], false)
+	return c.charSpan(start, start+col)
+}
+
+// charSpan is the number of characters in src[off:end].
+func (c *checker) charSpan(off, end int) int {
+	if c.ascii || c.latin1 {
+		return end - off
+	}
+	return c.charsBefore(end) - c.charsBefore(off)
+}
+
+// charBlock is the stride of checker.charIdx.
+const charBlock = 64
+
+// charsBefore returns the number of characters in src[:off] of a valid
+// UTF-8 source: the bytes that are not continuation bytes.
+func (c *checker) charsBefore(off int) int {
+	if len(c.charIdx) == 0 {
+		n := len(c.src)/charBlock + 1
+		if cap(c.charIdx) < n {
+			c.charIdx = make([]int32, n)
+		}
+		c.charIdx = c.charIdx[:n]
+		chars := 0
+		for k := range n {
+			c.charIdx[k] = int32(chars)
+			chars += countChars(c.src[k*charBlock : min((k+1)*charBlock, len(c.src))])
+		}
+	}
+	k := off / charBlock
+	return int(c.charIdx[k]) + countChars(c.src[k*charBlock:off])
+}
+
+// countChars counts the bytes of b that start a UTF-8 sequence.
+func countChars(b []byte) int {
+	n := 0
+	for _, ch := range b {
+		if ch&0xc0 != 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
+// isASCII reports whether b has no byte of 0x80 or above.
+func isASCII(b []byte) bool {
+	for _, ch := range b {
+		if ch >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // report records a diagnostic at a byte column.
@@ -307,11 +379,15 @@ func (c *checker) reportChar(row, col int, k code, msg string) {
 	c.diags = append(c.diags, linter.Diagnostic{Line: row, Column: col + 1, Code: codeNames[k], Message: msg})
 }
 
-// run is pycodestyle's Checker.check_all.
-func (c *checker) run() {
-	tk := tokenizer{src: c.src, lineStart: c.lineStart, latin1: c.latin1, toks: c.toks[:0]}
+// run is pycodestyle's Checker.check_all. It stops early, returning
+// ctx.Err(), when ctx ends.
+func (c *checker) run(ctx context.Context) error {
+	tk := tokenizer{src: c.src, lineStart: c.lineStart, latin1: c.latin1, toks: c.toks[:0], done: ctx.Done()}
 	terr := tk.run()
 	c.toks = tk.toks
+	if tk.stopped {
+		return ctx.Err()
+	}
 	toks := c.toks
 	total := int32(c.nlines)
 
@@ -320,6 +396,9 @@ func (c *checker) run() {
 	i := 0
 	stopped := false
 	for ; i < len(toks); i++ {
+		if i%checkEvery == 0 && isDone(tk.done) {
+			return ctx.Err()
+		}
 		t := &toks[i]
 		if t.sr > total {
 			stopped = true
@@ -365,10 +444,11 @@ func (c *checker) run() {
 	}
 	if lstart < i {
 		if c.nlines > 0 {
-			c.checkPhysical(c.row(c.nlines), c.linesRead, false, c.curNoqa)
+			c.checkPhysical(c.row(c.nlines), c.linesRead, 0, false, c.curNoqa)
 		}
 		c.checkLogical(toks[lstart:i])
 	}
+	return nil
 }
 
 // setLinesRead records how far readline has got, which decides when

@@ -12,6 +12,17 @@ const (
 	cE115
 	cE116
 	cE117
+	cE121
+	cE122
+	cE123
+	cE124
+	cE125
+	cE126
+	cE127
+	cE128
+	cE129
+	cE131
+	cE133
 	cE201
 	cE202
 	cE203
@@ -63,18 +74,24 @@ const (
 	cE742
 	cE743
 	cE901
+	cE902
 	cW191
 	cW291
 	cW292
 	cW293
 	cW391
+	cW503
+	cW504
+	cW505
 	cW605
+	cW606
 	numCodes
 )
 
 // codeNames is indexed by code.
 var codeNames = [numCodes]string{
 	"E101", "E111", "E112", "E113", "E114", "E115", "E116", "E117",
+	"E121", "E122", "E123", "E124", "E125", "E126", "E127", "E128", "E129", "E131", "E133",
 	"E201", "E202", "E203", "E211",
 	"E221", "E222", "E223", "E224", "E225", "E226", "E227", "E228",
 	"E231", "E241", "E242", "E251", "E252",
@@ -84,8 +101,8 @@ var codeNames = [numCodes]string{
 	"E401", "E402", "E501", "E502",
 	"E701", "E702", "E703", "E704",
 	"E711", "E712", "E713", "E714", "E721", "E722", "E731", "E741", "E742", "E743",
-	"E901",
-	"W191", "W291", "W292", "W293", "W391", "W605",
+	"E901", "E902",
+	"W191", "W291", "W292", "W293", "W391", "W503", "W504", "W505", "W605", "W606",
 }
 
 // enabledSet records which codes a Config enables, computed once in New.

@@ -1,6 +1,9 @@
 package python
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Indentation (E111-E117) and blank lines (E301-E306).
 
@@ -13,8 +16,8 @@ func (c *checker) indentation(L []byte) {
 		suffix = " (comment)"
 		k111, k112, k113 = cE114, cE115, cE116
 	}
-	if c.indentLevel%4 != 0 {
-		c.reportOff(0, k111, "indentation is not a multiple of 4"+suffix)
+	if c.indentLevel%c.opt.indentSize != 0 {
+		c.reportOff(0, k111, "indentation is not a multiple of "+strconv.Itoa(c.opt.indentSize)+suffix)
 	}
 	expect := c.prevColon
 	if expect && c.indentLevel <= c.prevIndentLevel {
@@ -88,25 +91,30 @@ func (c *checker) isOneLiner(L []byte, lineNumber int) bool {
 	if prevIndent > c.indentLevel {
 		return false
 	}
-	for {
-		if idx >= n {
-			return false
+	// The two forward scans are remembered (nextMatch): many one-line
+	// candidates before the same definition scan its rows once.
+	idx = c.nextDef.find(idx, func(i int) int {
+		for ; i < n; i++ {
+			line := c.stripSpace(c.row(i + 1))
+			if !(len(line) > 0 && line[0] == '@') && c.startsTopLevel(line) {
+				return i
+			}
 		}
-		line := c.stripSpace(c.row(idx + 1))
-		if !(len(line) > 0 && line[0] == '@') && c.startsTopLevel(line) {
-			break
-		}
-		idx++
+		return -1
+	})
+	if idx < 0 {
+		return false
 	}
-	next := idx + 1
-	for {
-		if next >= n {
-			return true
+	next := c.nextNonBlank.find(idx+1, func(i int) int {
+		for ; i < n; i++ {
+			if len(c.stripSpace(c.row(i+1))) > 0 {
+				return i
+			}
 		}
-		if len(c.stripSpace(c.row(next+1))) > 0 {
-			break
-		}
-		next++
+		return -1
+	})
+	if next < 0 {
+		return true
 	}
 	return c.expandIndent(c.row(next+1)) <= c.indentLevel
 }
@@ -132,7 +140,6 @@ func (c *checker) blankLinesCheck(L []byte) {
 			if c.blankBefore == method || c.prevIndentLevel < c.indentLevel || c.prevDocstring {
 				return
 			}
-			ancestor, nested := c.indentLevel, false
 			n := c.nlines
 			idx := c.linesRead - topLevel
 			if idx < 0 {
@@ -141,20 +148,7 @@ func (c *checker) blankLinesCheck(L []byte) {
 			if idx >= n {
 				idx = n - 1
 			}
-			for ; idx >= 0; idx-- {
-				line := c.row(idx + 1)
-				if len(c.stripSpace(line)) == 0 {
-					continue
-				}
-				if ind := c.expandIndent(line); ind < ancestor {
-					ancestor = ind
-					nested = c.startsDef(lstripSpace(line, c.latin1))
-					if nested || ancestor == 0 {
-						break
-					}
-				}
-			}
-			if nested {
+			if c.nestedDef(idx) {
 				c.reportOff(0, cE306, "expected 1 blank line before a nested definition, found 0")
 			} else {
 				c.reportOff(0, cE301, "expected 1 blank line, found 0")
@@ -165,4 +159,75 @@ func (c *checker) blankLinesCheck(L []byte) {
 	case len(L) > 0 && c.indentLevel == 0 && c.blankBefore != topLevel && c.prevUnindentDef:
 		c.reportOff(0, cE305, fmt.Sprintf("expected 2 blank lines after class or function definition, found %d", c.blankBefore))
 	}
+}
+
+// nestedDef is the backward search of blank_lines: from row index idx
+// (0-based) back, each non-blank row indented less than the last one
+// found (starting from the logical line's indent) is an ancestor, until
+// one starts a def (nested) or is at indent 0. Rather than every row, it
+// visits the ancestors only, through each row's parent (the closest row
+// before it indented less), so that a class of many methods costs its
+// length once.
+func (c *checker) nestedDef(idx int) bool {
+	c.buildParents()
+	ancestor := c.indentLevel
+	j := -1
+	if idx >= 0 {
+		j = int(c.prevNonBlank[idx])
+	}
+	for j >= 0 {
+		if ind := int(c.rowIndent[j]); ind < ancestor {
+			ancestor = ind
+			if c.startsDef(lstripSpace(c.row(j+1), c.latin1)) {
+				return true
+			}
+			if ancestor == 0 {
+				return false
+			}
+		}
+		j = int(c.parent[j])
+	}
+	return false
+}
+
+// buildParents computes, once per file, each row's indent (-1 when blank),
+// the closest non-blank row at or before it, and its parent.
+func (c *checker) buildParents() {
+	if c.parentsBuilt {
+		return
+	}
+	n := c.nlines
+	c.rowIndent = grow(c.rowIndent, n)
+	c.prevNonBlank = grow(c.prevNonBlank, n)
+	c.parent = grow(c.parent, n)
+	stack := c.scratchRows[:0]
+	last := int32(-1)
+	for i := range n {
+		line := c.row(i + 1)
+		if len(c.stripSpace(line)) == 0 {
+			c.rowIndent[i], c.parent[i], c.prevNonBlank[i] = -1, -1, last
+			continue
+		}
+		ind := int32(c.expandIndent(line))
+		for len(stack) > 0 && c.rowIndent[stack[len(stack)-1]] >= ind {
+			stack = stack[:len(stack)-1]
+		}
+		c.parent[i] = -1
+		if len(stack) > 0 {
+			c.parent[i] = stack[len(stack)-1]
+		}
+		stack = append(stack, int32(i))
+		c.rowIndent[i], last = ind, int32(i)
+		c.prevNonBlank[i] = last
+	}
+	c.scratchRows = stack
+	c.parentsBuilt = true
+}
+
+// grow returns s with length n, reusing its capacity.
+func grow(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
 }

@@ -9,19 +9,24 @@ import "unicode/utf8"
 // backtracking, \b and \s semantics included), and work that cannot
 // report anything is skipped.
 
-// checkGroups says which logical-line checks have an enabled code; it is
-// computed once per Linter.
+// checkGroups says which logical-line checks run, computed once per
+// Linter. As in pycodestyle, a check runs when one of the codes its
+// docstring names is enabled: indentation runs for E111-E116 (E117 is
+// then reported too, but not on its own), continued_indentation for
+// E121-E131 (E133 likewise); W505 needs max-doc-length.
 type checkGroups struct {
-	indentation, blankLines, extraneous, keywords, afterKeyword, comma,
-	parameters, operator, aroundOperator, commaSpaces, paramEquals,
-	comments, imports, importsTop, compound, lineJoin, singleton,
-	negative, typeCmp, except, ambiguous, escape bool
+	indentation, continuation, blankLines, extraneous, keywords,
+	afterKeyword, comma, parameters, operator, aroundOperator,
+	commaSpaces, paramEquals, comments, imports, importsTop, compound,
+	lineJoin, breaks, singleton, negative, typeCmp, except, ambiguous,
+	escape, asyncAwait, docLength bool
 }
 
 // newCheckGroups maps the enabled codes to the checks that report them.
-func newCheckGroups(en *enabledSet) checkGroups {
+func newCheckGroups(en *enabledSet, opt options) checkGroups {
 	return checkGroups{
-		indentation:    en.any(cE111, cE112, cE113, cE114, cE115, cE116, cE117),
+		indentation:    en.any(cE111, cE112, cE113, cE114, cE115, cE116),
+		continuation:   en.any(cE121, cE122, cE123, cE124, cE125, cE126, cE127, cE128, cE129, cE131),
 		blankLines:     en.any(cE301, cE302, cE303, cE304, cE305, cE306),
 		extraneous:     en.any(cE201, cE202, cE203),
 		keywords:       en.any(cE271, cE272, cE273, cE274),
@@ -37,12 +42,15 @@ func newCheckGroups(en *enabledSet) checkGroups {
 		importsTop:     en[cE402],
 		compound:       en.any(cE701, cE702, cE703, cE704, cE731),
 		lineJoin:       en[cE502],
+		breaks:         en.any(cW503, cW504),
 		singleton:      en.any(cE711, cE712),
 		negative:       en.any(cE713, cE714),
 		typeCmp:        en[cE721],
 		except:         en[cE722],
 		ambiguous:      en.any(cE741, cE742, cE743),
 		escape:         en[cW605],
+		asyncAwait:     en[cW606],
+		docLength:      en[cW505] && opt.maxDoc >= 0,
 	}
 }
 
@@ -53,6 +61,9 @@ func (c *checker) logicalChecks(ts []token) {
 	multiWS := (g.keywords || g.operator || g.commaSpaces) && hasMultiSpace(L, c.latin1)
 	if g.indentation {
 		c.indentation(L)
+	}
+	if g.continuation {
+		c.continuedIndentation(ts)
 	}
 	if g.blankLines {
 		c.blankLinesCheck(L)
@@ -99,6 +110,9 @@ func (c *checker) logicalChecks(ts []token) {
 	if g.lineJoin {
 		c.explicitLineJoin(ts)
 	}
+	if g.breaks {
+		c.breakAroundBinaryOperators(ts)
+	}
 	if g.singleton && !c.logicalNoqa {
 		c.comparisonToSingleton(L)
 	}
@@ -116,6 +130,12 @@ func (c *checker) logicalChecks(ts []token) {
 	}
 	if g.escape && !c.logicalNoqa {
 		c.invalidEscapeSequence(ts)
+	}
+	if g.asyncAwait {
+		c.asyncAwaitKeywords(ts)
+	}
+	if g.docLength {
+		c.maximumDocLength(ts)
 	}
 }
 

@@ -111,28 +111,32 @@ func (c *checker) startsIndentStatement(L []byte) bool {
 	return false
 }
 
-// findLambda is LAMBDA_REGEX.search(line, 0, end): \blambda\b.
-func (c *checker) findLambda(L []byte, end int) int {
-	b := L[:end]
+// findLambda is LAMBDA_REGEX.search(line): the first \blambda\b, or -1.
+// As the character after the match is not a word character, the match
+// also ends a search of line[:end] for every end past it.
+func (c *checker) findLambda(L []byte) int {
 	for i := 0; ; {
-		j := bytes.Index(b[i:], []byte("lambda"))
+		j := bytes.Index(L[i:], []byte("lambda"))
 		if j < 0 {
 			return -1
 		}
 		j += i
-		if !isWordBefore(b, j, c.latin1) && !isWordAt(b, j+6, c.latin1) {
+		if !isWordBefore(L, j, c.latin1) && !isWordAt(L, j+6, c.latin1) {
 			return j
 		}
 		i = j + 1
 	}
 }
 
-// compoundStatements is E701-E704 and E731.
+// compoundStatements is E701-E704 and E731. What pycodestyle recomputes
+// at every colon (the first lambda before it, the statement's start) is
+// computed once, so a line of many colons costs its length.
 func (c *checker) compoundStatements(L []byte) {
 	last := len(L) - 1
 	found := bytes.IndexByte(L, ':')
 	prevFound := 0
 	var braces, brackets, parens int // opened minus closed
+	lam, start := -2, -1             // not computed yet
 	for found > -1 && found < last {
 		for _, ch := range L[prevFound:found] {
 			switch ch {
@@ -151,16 +155,28 @@ func (c *checker) compoundStatements(L []byte) {
 			}
 		}
 		if braces <= 0 && brackets <= 0 && parens <= 0 && L[found+1] != '=' {
-			if lam := c.findLambda(L, found); lam >= 0 {
+			if lam == -2 {
+				lam = c.findLambda(L)
+			}
+			if lam >= 0 && lam+6 <= found {
 				before := rstripSpace(L[:lam], c.latin1)
 				if len(before) > 0 && before[len(before)-1] == '=' && isIdentifier(c.stripSpace(before[:len(before)-1]), c.latin1) {
 					c.reportOff(0, cE731, "do not assign a lambda expression, use a def")
 				}
 				break
 			}
-			if c.startsDef(L) {
+			if start < 0 {
+				start = 0
+				if c.startsDef(L) {
+					start = 1
+				} else if c.startsIndentStatement(L) {
+					start = 2
+				}
+			}
+			switch start {
+			case 1:
 				c.reportOff(0, cE704, "multiple statements on one line (def)")
-			} else if c.startsIndentStatement(L) {
+			case 2:
 				c.reportOff(found, cE701, "multiple statements on one line (colon)")
 			}
 		}
@@ -290,8 +306,9 @@ func (c *checker) comparisonToSingleton(L []byte) {
 			}
 		}
 		// Without it: a singleton after the operator.
+		q := p
 		if end < 0 {
-			if q := skipSpace(L, p, c.latin1); isCmp(q) {
+			if q = skipSpace(L, p, c.latin1); isCmp(q) {
 				r := skipSpace(L, q+2, c.latin1)
 				if s := singletonAt(L, r); s != "" && !isWordAt(L, r+len(s), c.latin1) {
 					single, op, end = s, q, r+len(s)
@@ -299,6 +316,12 @@ func (c *checker) comparisonToSingleton(L []byte) {
 			}
 		}
 		if end < 0 {
+			if q > p {
+				// Starts inside a run of whitespace fail alike (see
+				// whitespaceAroundKeywords).
+				p = q
+				continue
+			}
 			p += charLen(L, p, c.latin1)
 			continue
 		}
@@ -387,18 +410,19 @@ func (c *checker) comparisonType(L []byte) {
 	if !bytes.Contains(L, []byte("type")) {
 		return
 	}
+	var close nextMatch
 	for p := 0; p+1 < len(L); p++ {
 		var ok bool
 		var inst []byte
 		switch {
 		case (L[p] == '=' || L[p] == '!') && L[p+1] == '=':
-			ok, inst = c.typeTail(L, p+2)
+			ok, inst = c.typeTail(L, p+2, &close)
 		case L[p] == 'i' && L[p+1] == 's':
 			if k := skipSpace(L, p+2, c.latin1); k > p+2 && bytes.HasPrefix(L[k:], []byte("not")) {
-				ok, inst = c.typeTail(L, k+3)
+				ok, inst = c.typeTail(L, k+3, &close)
 			}
 			if !ok {
-				ok, inst = c.typeTail(L, p+2)
+				ok, inst = c.typeTail(L, p+2, &close)
 			}
 		}
 		if !ok {
@@ -417,7 +441,7 @@ func (c *checker) comparisonType(L []byte) {
 }
 
 // typeTail matches \s+type(?:s.\w+Type|\s*\(\s*([^)]*[^ )])\s*\)) at i.
-func (c *checker) typeTail(L []byte, i int) (bool, []byte) {
+func (c *checker) typeTail(L []byte, i int, close *nextMatch) (bool, []byte) {
 	s := skipSpace(L, i, c.latin1)
 	if s == i || !bytes.HasPrefix(L[s:], []byte("type")) {
 		return false, nil
@@ -435,11 +459,16 @@ func (c *checker) typeTail(L []byte, i int) (bool, []byte) {
 		return false, nil
 	}
 	s3 := skipSpace(L, s2+1, c.latin1)
-	cp := bytes.IndexByte(L[s3:], ')')
+	cp := close.find(s3, func(i int) int {
+		if j := bytes.IndexByte(L[i:], ')'); j >= 0 {
+			return i + j
+		}
+		return -1
+	})
 	if cp < 0 {
 		return false, nil
 	}
-	g := bytes.TrimRight(L[s3:s3+cp], " ")
+	g := bytes.TrimRight(L[s3:cp], " ")
 	if len(g) == 0 {
 		return false, nil
 	}
@@ -562,19 +591,29 @@ func (c *checker) invalidEscapeSequence(ts []token) {
 		}
 		s := text[start : len(text)-len(quote)]
 		pos := bytes.IndexByte(s, '\\')
+		// The newlines before pos are counted as pos advances, not from
+		// the start of the string for every escape.
+		nl, lastNL, counted := 0, -1, 0
 		for pos >= 0 {
 			pos++
 			if pos >= len(s) {
 				break
 			}
 			if r, _ := charAt(s, pos, c.latin1); !validEscape(r) {
-				nl := bytes.Count(s[:pos], []byte("\n"))
+				for {
+					i := bytes.IndexByte(s[counted:pos], '\n')
+					if i < 0 {
+						break
+					}
+					nl, lastNL, counted = nl+1, counted+i, counted+i+1
+				}
+				counted = pos
 				row := int(t.sr) + nl
 				var col int
 				if nl == 0 {
 					col = int(t.sc) + len(prefix) + len(quote) + pos
 				} else {
-					col = pos - bytes.LastIndexByte(s[:pos], '\n') - 1
+					col = pos - lastNL - 1
 				}
 				c.report(row, col-1, cW605, "invalid escape sequence '\\"+string(r)+"'")
 			}
@@ -584,5 +623,66 @@ func (c *checker) invalidEscapeSequence(ts []token) {
 			}
 			pos += 1 + next
 		}
+	}
+}
+
+// asyncAwaitKeywords is python_3000_async_await_keywords (W606): async and
+// await where they cannot be the keywords.
+func (c *checker) asyncAwaitKeywords(ts []token) {
+	const (
+		none = iota
+		asyncStmt
+		await
+		define
+	)
+	state := none
+	var sr, sc int32
+	for i := range ts {
+		t := &ts[i]
+		if t.kind == kNL {
+			continue
+		}
+		text := c.text(t)
+		isName := t.kind == kName
+		failed := false
+		switch state {
+		case none:
+			if isName {
+				switch string(text) {
+				case "async":
+					state = asyncStmt
+				case "await":
+					state = await
+				case "def", "for":
+					state = define
+				}
+				sr, sc = t.sr, t.sc
+			}
+		case asyncStmt:
+			if isName && (string(text) == "def" || string(text) == "with" || string(text) == "for") {
+				state = none
+			} else {
+				failed = true
+			}
+		case await:
+			if isName || (t.kind == kOp && string(text) == "(") {
+				state = none
+			} else {
+				failed = true
+			}
+		case define:
+			if isName && (string(text) == "async" || string(text) == "await") {
+				failed = true
+			} else {
+				state = none
+			}
+		}
+		if failed {
+			c.report(int(sr), int(sc), cW606, "'async' and 'await' are reserved keywords starting with Python 3.7")
+			state = none
+		}
+	}
+	if state != none {
+		c.report(int(sr), int(sc), cW606, "'async' and 'await' are reserved keywords starting with Python 3.7")
 	}
 }

@@ -1,7 +1,6 @@
 package python
 
 import (
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -190,7 +189,12 @@ func pyIn(s []byte, set string) bool {
 		}
 		return false
 	}
-	return strings.Contains(set, string(s))
+	for i := 0; i+len(s) <= len(set); i++ {
+		if set[i:i+len(s)] == string(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasPrefixWord reports whether b starts with w followed by a non-word
@@ -258,4 +262,23 @@ func noqaAt(b []byte, i int) bool {
 		return false
 	}
 	return !isWordAt(b, j, false)
+}
+
+// nextMatch remembers the answer of a forward search, the first index at
+// or after a start that matches a fixed condition: as no index between
+// the start and the answer matches, a later search from a start in that
+// range has the same answer. Searches whose starts only grow thus cost
+// the length of the text once in all, not once each.
+type nextMatch struct {
+	from, at int // the first match at or after from is at (-1: none)
+	ok       bool
+}
+
+// find returns the first match at or after i, calling search(i) (which
+// returns it, or -1) only when no earlier answer covers i.
+func (m *nextMatch) find(i int, search func(int) int) int {
+	if !m.ok || i < m.from || (m.at >= 0 && i > m.at) {
+		m.from, m.at, m.ok = i, search(i), true
+	}
+	return m.at
 }

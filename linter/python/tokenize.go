@@ -58,6 +58,25 @@ type tokenizer struct {
 	lineStart []int32 // lineStart[i] is the offset of row i+1; last entry is len(src)
 	latin1    bool    // characters are bytes (pycodestyle's latin-1 fallback)
 	toks      []token
+	// done, when closed, stops the run early (stopped is then set): the
+	// caller's context ended.
+	done    <-chan struct{}
+	stopped bool
+}
+
+// checkEvery is how many lines or tokens pass between two looks at a
+// done channel: rare enough to cost nothing, often enough to stop within
+// a millisecond or so.
+const checkEvery = 1 << 12
+
+// isDone reports whether done is closed.
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // emit appends a token whose text runs from (sr, sc) to (er, ec).
@@ -102,6 +121,10 @@ func (t *tokenizer) run() *tokError {
 	for {
 		lastLineRow = lineRow
 		lnum++
+		if lnum%checkEvery == 0 && isDone(t.done) {
+			t.stopped = true
+			return nil
+		}
 		if lnum <= nlines {
 			line = t.src[t.lineStart[lnum-1]:t.lineStart[lnum]]
 			lineRow = lnum

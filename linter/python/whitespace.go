@@ -78,6 +78,13 @@ func (c *checker) whitespaceAroundKeywords(L []byte) {
 				continue
 			}
 		}
+		if k > p {
+			// Every start inside the run of whitespace reaches the same
+			// word and fails the same way: skip the run, so that a long
+			// run costs its length once, not its length squared.
+			p = k
+			continue
+		}
 		p += charLen(L, p, c.latin1)
 	}
 }
