@@ -61,12 +61,13 @@ type NodeOptions struct {
 // kube-controller-manager, kube-scheduler, a kubelet with a private
 // containerd, CNI bridge networking and kube-proxy in iptables mode.
 type Node struct {
-	api    *Server
-	state  string
-	binDir string
-	procs  []*proc // in start order; stopped in reverse
-	lock   *nodeLock
-	sock   string // containerd's socket
+	api     *Server
+	state   string
+	binDir  string
+	procs   []*proc // in start order; stopped in reverse
+	lock    *nodeLock
+	ownLock bool   // Stop releases lock
+	sock    string // containerd's socket
 
 	stopOnce sync.Once
 	stopErr  error
@@ -129,6 +130,12 @@ func CheckNode(binDir string) error {
 // Call Stop when done; if the process dies instead, the components die
 // with it and the next StartNode (or Down) cleans up.
 func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
+	return startNode(ctx, opts, nil)
+}
+
+// startNode is StartNode; with held, the caller holds the node's lock
+// (and keeps holding it after Stop).
+func startNode(ctx context.Context, opts NodeOptions, held *nodeLock) (*Node, error) {
 	binDir := opts.BinDir
 	if binDir == "" {
 		binDir = BinDir()
@@ -141,13 +148,18 @@ func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	if len(state) > 60 {
 		return nil, fmt.Errorf("kubetest: state directory %s is too long for the sockets in it (set FLEETKIT_CACHE)", state)
 	}
-	lock, err := lockNode(ctx, lockPath(), true, opts.Logf)
-	if err != nil {
-		return nil, err
+	lock := held
+	if lock == nil {
+		var err error
+		if lock, err = lockNode(ctx, lockPath(), true, opts.Logf); err != nil {
+			return nil, err
+		}
 	}
-	n := &Node{state: state, binDir: binDir, lock: lock, sock: filepath.Join(state, "containerd", "containerd.sock")}
+	n := &Node{state: state, binDir: binDir, lock: lock, ownLock: held == nil, sock: filepath.Join(state, "containerd", "containerd.sock")}
 	if err := cleanHost(state, binDir); err != nil {
-		_ = lock.unlock()
+		if n.ownLock {
+			_ = lock.unlock()
+		}
 		return nil, fmt.Errorf("kubetest: cleaning up after an earlier node: %w", err)
 	}
 	if err := n.start(ctx); err != nil {
@@ -508,7 +520,10 @@ func (n *Node) Stop() error {
 		for i := len(n.procs) - 1; i >= 0; i-- {
 			errs = append(errs, n.procs[i].stop(3*time.Second))
 		}
-		errs = append(errs, cleanHost(n.state, n.binDir), n.lock.unlock())
+		errs = append(errs, cleanHost(n.state, n.binDir))
+		if n.ownLock {
+			errs = append(errs, n.lock.unlock())
+		}
 		n.stopErr = errors.Join(errs...)
 	})
 	return n.stopErr

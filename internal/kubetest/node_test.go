@@ -310,12 +310,13 @@ func alive(pid int) bool {
 const crashChildEnv = "FLEETKIT_KUBETEST_CRASH_CHILD"
 
 // TestCrashChild is the process TestCrashRecoveryAndTeardown kills: it
-// starts a node, runs a Pod and waits to be killed.
+// starts a node under the lock its parent holds (inherited as fd 3), runs
+// a Pod and waits to be killed.
 func TestCrashChild(t *testing.T) {
 	if os.Getenv(crashChildEnv) != "1" {
 		t.Skip("the child process of TestCrashRecoveryAndTeardown")
 	}
-	node, err := kubetest.StartNode(context.Background(), kubetest.NodeOptions{})
+	node, err := kubetest.StartNodeLocked(context.Background(), os.NewFile(3, "node.lock"))
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfig(node.Config())
 	require.NoError(t, err)
@@ -331,19 +332,25 @@ func TestCrashChild(t *testing.T) {
 // Pod (SIGKILL: nothing of it runs after), checks that the Pod's processes
 // and the host changes outlived it, starts a node again — which must
 // clean up and work — and checks that stopping it leaves the host as it
-// was before either node.
+// was before either node. The test holds the node's lock throughout (the
+// child shares it), so no other package's node comes in between.
 func TestCrashRecoveryAndTeardown(t *testing.T) {
 	testenv.Short(t)
 	if err := kubetest.CheckNode(""); err != nil {
 		testenv.Missing(t, "%v: run scripts/kube-testenv.sh as root", err)
 	}
 	require.NoError(t, cluster.Stop(), "this test starts nodes of its own")
+	lock, err := kubetest.LockNode(t.Context())
+	require.NoError(t, err)
+	defer lock.Close()
 
 	before := factsOfHost(t)
 	require.False(t, before.Bridge, "a node is running")
+	require.ErrorIs(t, kubetest.Down(t.Context(), ""), kubetest.ErrLocked, "down while the node is held")
 
 	child := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v")
 	child.Env = append(os.Environ(), crashChildEnv+"=1")
+	child.ExtraFiles = []*os.File{lock}
 	out, err := child.StdoutPipe()
 	require.NoError(t, err)
 	child.Stderr = child.Stdout
@@ -382,7 +389,7 @@ func TestCrashRecoveryAndTeardown(t *testing.T) {
 	assert.NotEmpty(t, survivors, "the Pod's processes and shims outlive the test binary")
 
 	// The next start cleans up and works.
-	node, err := kubetest.StartNode(t.Context(), kubetest.NodeOptions{Logf: t.Logf})
+	node, err := kubetest.StartNodeLocked(t.Context(), lock)
 	require.NoError(t, err)
 	for _, pid := range survivors {
 		assert.False(t, alive(pid), "pid %d of the dead node survived the next start", pid)
@@ -402,7 +409,4 @@ func TestCrashRecoveryAndTeardown(t *testing.T) {
 		assert.False(t, alive(pid), "pid %d survived Stop", pid)
 	}
 	assert.Equal(t, before, factsOfHost(t))
-
-	// Down on a clean host does nothing and succeeds.
-	require.NoError(t, kubetest.Down(t.Context(), ""))
 }
