@@ -37,7 +37,8 @@ import (
 var cluster kubetest.Cluster
 
 // pauseSpec is a Pod that runs the node's own pause image: it needs no
-// image but the node's.
+// image but the node's. It keeps the default grace period (the pause
+// exits on SIGTERM), so a delete waits for the kubelet to stop it.
 func pauseSpec(name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -45,7 +46,6 @@ func pauseSpec(name string) *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name: "pause", Image: kubetest.PauseImage, ImagePullPolicy: corev1.PullNever,
 			}},
-			TerminationGracePeriodSeconds: new(int64),
 		},
 	}
 }
@@ -389,8 +389,10 @@ func TestCrashRecoveryAndTeardown(t *testing.T) {
 	assert.NotEmpty(t, survivors, "the Pod's processes and shims outlive the test binary")
 
 	// The next start cleans up and works.
+	start := time.Now()
 	node, err := kubetest.StartNodeLocked(t.Context(), lock)
 	require.NoError(t, err)
+	t.Logf("start after the crash (cleanup included): %v", time.Since(start).Round(time.Millisecond))
 	for _, pid := range survivors {
 		assert.False(t, alive(pid), "pid %d of the dead node survived the next start", pid)
 	}
@@ -404,7 +406,9 @@ func TestCrashRecoveryAndTeardown(t *testing.T) {
 	require.NotEmpty(t, running)
 
 	// Stop leaves the host as it was, with a Pod running.
+	start = time.Now()
 	require.NoError(t, node.Stop())
+	t.Logf("stop with a Pod running: %v", time.Since(start).Round(time.Millisecond))
 	for _, pid := range running {
 		assert.False(t, alive(pid), "pid %d survived Stop", pid)
 	}
