@@ -8,23 +8,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fleetkit/fleetkit/internal/childproc"
 )
 
-// proc is a child process started from a locked OS thread that lives
-// until the process is stopped: Pdeathsig fires when the thread that
-// started a child exits, so the thread must outlive the child.
+// proc is a component of the environment, started through childproc so
+// that it dies with the test binary however the binary ends.
 type proc struct {
-	name   string
-	log    string
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when the process has exited
-	err    error         // the exit status, set before exited is closed
-	// release lets the locked thread exit once the process is gone.
-	release chan struct{}
+	name string
+	log  string
+	cmd  *exec.Cmd
+	cp   *childproc.Proc
 }
 
 // startProc starts bin in dir with its output in dir/name.log, and writes
@@ -35,42 +32,27 @@ func startProc(dir, name, bin string, args ...string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: name, log: logPath, exited: make(chan struct{}), release: make(chan struct{})}
+	p := &proc{name: name, log: logPath}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		if err := p.cmd.Start(); err != nil {
-			logf.Close()
-			started <- err
-			return
-		}
-		started <- nil
-		go func() {
-			p.err = p.cmd.Wait()
-			logf.Close()
-			close(p.exited)
-		}()
-		<-p.release
-	}()
-	if err := <-started; err != nil {
+	if p.cp, err = childproc.Start(p.cmd, func() { logf.Close() }); err != nil {
+		logf.Close()
 		return nil, fmt.Errorf("kubetest: start %s: %w", name, err)
 	}
 	_ = os.WriteFile(filepath.Join(dir, name+".pid"), fmt.Appendf(nil, "%d\n", p.cmd.Process.Pid), 0o600)
 	return p, nil
 }
 
+// stop sends SIGTERM, and SIGKILL after grace, and waits for the exit.
 func (p *proc) stop(grace time.Duration) error {
-	defer close(p.release)
+	defer p.cp.Release()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.exited:
+	case <-p.cp.Exited():
 	case <-time.After(grace):
 		_ = p.cmd.Process.Kill()
-		<-p.exited
+		<-p.cp.Exited()
 	}
 	return nil
 }
@@ -78,8 +60,8 @@ func (p *proc) stop(grace time.Duration) error {
 // alive returns an error when the process has exited.
 func (p *proc) alive() error {
 	select {
-	case <-p.exited:
-		return fmt.Errorf("kubetest: %s exited (%v):\n%s", p.name, p.err, p.tail())
+	case <-p.cp.Exited():
+		return fmt.Errorf("kubetest: %s exited (%v):\n%s", p.name, p.cp.Err(), p.tail())
 	default:
 		return nil
 	}
