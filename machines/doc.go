@@ -4,17 +4,23 @@
 //
 // The package holds the Provider interface (the MachineProvider of the
 // design), the domain types Spec, Machine and Event, the optional Watcher
-// interface for machines that exit on their own, and WaitReady, the
-// readiness poll the providers share. It imports nothing heavy; the
+// interface for machines that exit on their own, the optional Selector
+// interface (and Select, which falls back to List) for selection by label,
+// and WaitReady, the readiness poll the providers share. A Machine's
+// Reason says what its provider sees wrong with it (a crash loop, an
+// eviction, a missing image). It imports nothing heavy; the
 // implementations live in subpackages:
 //
 //   - machines/process: machines are local processes on free loopback
 //     ports — the embedded default, no Docker needed;
 //   - machines/docker: machines are Docker containers, found again by
 //     their labels after a restart;
+//   - machines/kubernetes: machines are Pods on a Kubernetes cluster,
+//     adopted by label after a restart, listed from an informer's cache;
 //   - machines/machinestest: an in-memory provider whose machines are real
 //     loopback HTTP servers (a fake linter), for tests of code that uses
-//     machines;
+//     machines, and the conformance suite every provider passes
+//     (RunConformance);
 //   - machines/health: a health checker that polls /health of a set of
 //     targets and reports each result as an event.
 //

@@ -190,6 +190,12 @@ type Machine struct {
 	Labels    map[string]string
 	CreatedAt time.Time
 	State     State
+	// Reason says what is wrong with the machine as its provider sees it,
+	// empty when nothing is: why it does not serve (kubernetes:
+	// "CrashLoopBackOff (last exit: OOMKilled, exit code 137)", "Evicted:
+	// ...", "ErrImagePull: ...") or why it is not healthy although running
+	// ("NotReady: ..."). Callers show it; the State says whether it serves.
+	Reason string
 }
 
 // URL returns "http://" + Address.
@@ -217,6 +223,46 @@ type Provider interface {
 	// oldest first. Providers that can (docker) find them from labels, so a
 	// new provider instance with the same name sees what an old one created.
 	List(ctx context.Context) ([]Machine, error)
+}
+
+// Selector is implemented by providers that select machines by label
+// themselves (from an index, or server-side). Callers use Select, which
+// falls back to List.
+type Selector interface {
+	// Select returns the machines, as List would, whose labels include
+	// every key and value of labels.
+	Select(ctx context.Context, labels map[string]string) ([]Machine, error)
+}
+
+// Select returns p's machines whose labels include every key and value of
+// labels, oldest first: through p's own Select when it is a Selector, else
+// by filtering List.
+func Select(ctx context.Context, p Provider, labels map[string]string) ([]Machine, error) {
+	if s, ok := p.(Selector); ok {
+		return s.Select(ctx, labels)
+	}
+	all, err := p.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Machine, 0, len(all))
+	for _, m := range all {
+		if HasLabels(m, labels) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// HasLabels reports whether m's labels include every key and value of
+// labels.
+func HasLabels(m Machine, labels map[string]string) bool {
+	for k, v := range labels {
+		if got, ok := m.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Event reports that a machine exited without being removed.

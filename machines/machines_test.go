@@ -146,3 +146,54 @@ func TestWaitReady(t *testing.T) {
 		})
 	}
 }
+
+// selectingProvider answers Select itself: machines.Select must use it.
+type selectingProvider struct {
+	machines.Provider
+	got map[string]string
+}
+
+func (p *selectingProvider) Select(ctx context.Context, labels map[string]string) ([]machines.Machine, error) {
+	p.got = labels
+	return []machines.Machine{{ID: "from-select"}}, nil
+}
+
+func TestSelect(t *testing.T) {
+	a := machines.Machine{ID: "a", Labels: map[string]string{"group": "x", "tier": "1"}}
+	b := machines.Machine{ID: "b", Labels: map[string]string{"group": "y"}}
+	p := listProvider{a, b}
+	for _, tt := range []struct {
+		labels map[string]string
+		want   []string
+	}{
+		{nil, []string{"a", "b"}},
+		{map[string]string{"group": "x"}, []string{"a"}},
+		{map[string]string{"group": "x", "tier": "2"}, nil},
+		{map[string]string{"tier": ""}, nil},
+	} {
+		got, err := machines.Select(t.Context(), p, tt.labels)
+		require.NoError(t, err)
+		var ids []string
+		for _, m := range got {
+			ids = append(ids, m.ID)
+		}
+		assert.Equal(t, tt.want, ids, "Select(%v)", tt.labels)
+	}
+
+	s := &selectingProvider{Provider: p}
+	got, err := machines.Select(t.Context(), s, map[string]string{"group": "x"})
+	require.NoError(t, err)
+	assert.Equal(t, "from-select", got[0].ID)
+	assert.Equal(t, map[string]string{"group": "x"}, s.got)
+}
+
+// listProvider lists fixed machines.
+type listProvider []machines.Machine
+
+func (p listProvider) Create(context.Context, machines.Spec) (machines.Machine, error) {
+	return machines.Machine{}, errors.ErrUnsupported
+}
+func (p listProvider) Remove(context.Context, string) error { return errors.ErrUnsupported }
+func (p listProvider) List(context.Context) ([]machines.Machine, error) {
+	return append([]machines.Machine(nil), p...), nil
+}

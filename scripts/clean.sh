@@ -3,7 +3,8 @@
 # `make test` starts as it would on a new one: fleetkit's Docker containers
 # (io.fleetkit.managed, or from an image labelled io.fleetkit.component)
 # and images (fleetkit/*, fleetkit-test/*, or labelled), the PostgreSQL
-# server of scripts/start-postgres.sh, and the cache directory
+# server of scripts/start-postgres.sh, what a dead test node left on the
+# host (scripts/kube-testenv.sh down), and the cache directory
 # (${FLEETKIT_CACHE:-~/.cache/fleetkit}: kube binaries, staticcheck, the
 # database). Debian packages and Go's module and build caches stay; for a
 # colder start add `go clean -cache -modcache`.
@@ -29,6 +30,12 @@ if docker info >/dev/null 2>&1; then
 		echo "clean: removing $(echo "$images" | wc -l) image(s)"
 		docker rmi -f $images >/dev/null
 	fi
+fi
+
+# A test node's leftovers live partly outside the cache (mounts, the
+# bridge, cgroups); a node still in use stops the clean instead.
+if [ -d "$cache/kube/node" ]; then
+	scripts/kube-testenv.sh down
 fi
 
 if [ -d "$cache/pg/data" ]; then

@@ -60,8 +60,11 @@ if docker info >/dev/null 2>&1; then
 	scripts/build-images.sh
 fi
 
-# A real etcd and kube-apiserver, built once from Go modules, for the Helm
-# release scanner's integration tests.
+# Kubernetes built once from Go modules: etcd and kube-apiserver for the
+# Helm release scanner's tests; the kubelet, scheduler, controller-manager,
+# kube-proxy, CNI plugins and pause image of the single-node cluster
+# (internal/kubetest.Cluster) the machines/kubernetes tests run Pods on.
+# Packages that need the node take turns on it (a lock in the cache).
 FLEETKIT_KUBE_BIN="$(scripts/kube-testenv.sh)"
 export FLEETKIT_KUBE_BIN
 

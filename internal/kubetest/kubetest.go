@@ -1,42 +1,16 @@
-// Package kubetest runs a real etcd and kube-apiserver on loopback for
-// integration tests, from binaries built once by scripts/kube-testenv.sh
-// (no downloads are possible here; recipe in
-// shared/reference/kube-testenv.md).
-//
-// A test package shares one server: declare an Env and ask it for the
-// server in each test that needs one; it starts on first use.
-//
-//	var kube kubetest.Env
-//
-//	func TestMain(m *testing.M) { testenv.Main(m) }
-//
-//	func TestSomething(t *testing.T) {
-//		srv := kube.Get(t) // skips (fails under CI=true) without the binaries
-//		client := kubernetes.NewForConfigOrDie(srv.Config())
-//	}
-//
-// The processes are started with a parent-death signal from a thread that
-// lives as long as they should, so they die with the test binary even
-// though testenv.Main exits without running deferred calls; Start removes
-// the directories that dead test binaries left behind.
 package kubetest
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
-	"encoding/pem"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,8 +26,26 @@ import (
 // KubeVersion is the Kubernetes release scripts/kube-testenv.sh builds.
 const KubeVersion = "1.37.1"
 
-// ErrMissing is returned by Start when the binaries are not installed.
-var ErrMissing = errors.New("kubetest: etcd and kube-apiserver not found")
+// Errors of Start and StartNode.
+var (
+	// ErrMissing is returned when a binary or a host facility (root, a
+	// tool, the pause image) the environment needs is not there.
+	ErrMissing = errors.New("kubetest: not installed")
+)
+
+// CacheDir returns fleetkit's cache directory: $FLEETKIT_CACHE, else
+// $XDG_CACHE_HOME/fleetkit, else ~/.cache/fleetkit, as the scripts use it.
+func CacheDir() string {
+	if d := os.Getenv("FLEETKIT_CACHE"); d != "" {
+		return d
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "fleetkit")
+}
 
 // BinDir returns where the binaries are looked for: $FLEETKIT_KUBE_BIN, else
 // the cache directory of scripts/kube-testenv.sh.
@@ -61,16 +53,7 @@ func BinDir() string {
 	if d := os.Getenv("FLEETKIT_KUBE_BIN"); d != "" {
 		return d
 	}
-	cache := os.Getenv("FLEETKIT_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "fleetkit")
-	}
-	return filepath.Join(cache, "kube", "v"+KubeVersion)
+	return filepath.Join(CacheDir(), "kube", "v"+KubeVersion)
 }
 
 // Server is a running etcd and kube-apiserver.
@@ -78,6 +61,7 @@ type Server struct {
 	dir        string
 	host       string
 	token      string
+	caPEM      []byte
 	kubeconfig string
 	procs      []*proc // apiserver last: stopped first
 
@@ -86,13 +70,13 @@ type Server struct {
 }
 
 // Config returns a client configuration for the server: bearer token of
-// a system:masters user, TLS verification off (the certificate is
-// self-signed), and client-side rate limits high enough for benchmarks.
+// a system:masters user, the server verified against the test CA, and
+// client-side rate limits high enough for benchmarks.
 func (s *Server) Config() *rest.Config {
 	return &rest.Config{
 		Host:            s.host,
 		BearerToken:     s.token,
-		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.caPEM},
 		QPS:             1000,
 		Burst:           2000,
 	}
@@ -134,7 +118,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir}
-	if err := s.start(ctx, etcdBin, apiBin, opts.APIServerArgs); err != nil {
+	extra := append([]string{"--endpoint-reconciler-type=none"}, opts.APIServerArgs...)
+	if err := s.start(ctx, etcdBin, apiBin, extra); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
@@ -142,31 +127,29 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 func (s *Server) start(ctx context.Context, etcdBin, apiBin string, extra []string) error {
-	ports, err := freePorts(3)
+	ip := net.IPv4(127, 0, 0, 1)
+	pki, err := writePKI(s.dir, []net.IP{ip}, []string{"localhost"})
 	if err != nil {
 		return err
 	}
-	clientURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	s.host = "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	return s.startControlPlane(ctx, etcdBin, apiBin, ip.String(), pki, extra)
+}
 
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+// startControlPlane starts etcd on free loopback ports and kube-apiserver
+// on a free port of bindIP, and waits until the API server is ready.
+func (s *Server) startControlPlane(ctx context.Context, etcdBin, apiBin, bindIP string, pki *pki, extra []string) error {
+	etcdPorts, err := freePorts("127.0.0.1", 2)
 	if err != nil {
 		return err
 	}
-	keyFile := filepath.Join(s.dir, "sa.key")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+	apiPort, err := freePorts(bindIP, 1)
+	if err != nil {
 		return err
 	}
-	tok := make([]byte, 16)
-	if _, err := rand.Read(tok); err != nil {
-		return err
-	}
-	s.token = hex.EncodeToString(tok)
-	tokenFile := filepath.Join(s.dir, "tokens.csv")
-	if err := os.WriteFile(tokenFile, []byte(s.token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
-		return err
-	}
+	clientURL := "http://127.0.0.1:" + strconv.Itoa(etcdPorts[0])
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPorts[1])
+	s.host = "https://" + net.JoinHostPort(bindIP, strconv.Itoa(apiPort[0]))
+	s.token, s.caPEM = pki.token, pki.caPEM
 	if err := s.writeKubeconfig(); err != nil {
 		return err
 	}
@@ -186,18 +169,32 @@ func (s *Server) start(ctx context.Context, etcdBin, apiBin string, extra []stri
 	}
 
 	api, err := startProc(s.dir, "kube-apiserver", apiBin, append([]string{
-		"--etcd-servers=" + clientURL, "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[2]),
-		"--advertise-address=127.0.0.1", "--cert-dir=" + filepath.Join(s.dir, "certs"),
-		"--service-account-key-file=" + keyFile, "--service-account-signing-key-file=" + keyFile,
+		"--etcd-servers=" + clientURL, "--bind-address=" + bindIP, "--secure-port=" + strconv.Itoa(apiPort[0]),
+		"--advertise-address=" + bindIP, "--cert-dir=" + filepath.Join(s.dir, "certs"),
+		"--tls-cert-file=" + pki.certFile, "--tls-private-key-file=" + pki.keyFile,
+		"--service-account-key-file=" + pki.saKeyFile, "--service-account-signing-key-file=" + pki.saKeyFile,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--token-auth-file=" + tokenFile, "--authorization-mode=AlwaysAllow",
-		"--service-cluster-ip-range=10.96.0.0/16", "--endpoint-reconciler-type=none"}, extra...)...)
+		"--token-auth-file=" + pki.tokenFile, "--authorization-mode=AlwaysAllow",
+		"--service-cluster-ip-range=" + ServiceCIDR}, extra...)...)
 	if err != nil {
 		return err
 	}
 	s.procs = append(s.procs, api)
-	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed test server
-	return waitReady(ctx, api, insecure, s.host+"/readyz", s.token, 90*time.Second)
+	tlsCfg, err := s.tlsConfig()
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	defer client.CloseIdleConnections()
+	return waitReady(ctx, api, client, s.host+"/readyz", s.token, 90*time.Second)
+}
+
+func (s *Server) tlsConfig() (*tls.Config, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(s.caPEM) {
+		return nil, errors.New("kubetest: no CA certificate")
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
 
 func (s *Server) writeKubeconfig() error {
@@ -208,7 +205,7 @@ clusters:
 - name: kubetest
   cluster:
     server: %s
-    insecure-skip-tls-verify: true
+    certificate-authority-data: %s
 users:
 - name: admin
   user:
@@ -219,7 +216,7 @@ contexts:
     cluster: kubetest
     user: admin
 current-context: kubetest
-`, s.host, s.token)
+`, s.host, base64.StdEncoding.EncodeToString(s.caPEM), s.token)
 	return os.WriteFile(s.kubeconfig, []byte(cfg), 0o600)
 }
 
@@ -235,128 +232,6 @@ func (s *Server) Stop() error {
 		s.stopErr = errors.Join(errs...)
 	})
 	return s.stopErr
-}
-
-// proc is a child process started from a locked OS thread that lives
-// until the process is stopped: Pdeathsig fires when the thread that
-// started a child exits, so the thread must outlive the child.
-type proc struct {
-	name   string
-	log    string
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when the process has exited
-	err    error         // the exit status, set before exited is closed
-	// release lets the locked thread exit once the process is gone.
-	release chan struct{}
-}
-
-func startProc(dir, name, bin string, args ...string) (*proc, error) {
-	logPath := filepath.Join(dir, name+".log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	p := &proc{name: name, log: logPath, exited: make(chan struct{}), release: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Dir = dir
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		if err := p.cmd.Start(); err != nil {
-			logf.Close()
-			started <- err
-			return
-		}
-		started <- nil
-		go func() {
-			p.err = p.cmd.Wait()
-			logf.Close()
-			close(p.exited)
-		}()
-		<-p.release
-	}()
-	if err := <-started; err != nil {
-		return nil, fmt.Errorf("kubetest: start %s: %w", name, err)
-	}
-	return p, nil
-}
-
-func (p *proc) stop(grace time.Duration) error {
-	defer close(p.release)
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-	return nil
-}
-
-// tail returns the end of the process's log, for error messages.
-func (p *proc) tail() string {
-	b, _ := os.ReadFile(p.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// waitReady polls url (with a bearer token if set) until it answers 200,
-// the process exits, or the timeout passes.
-func waitReady(ctx context.Context, p *proc, client *http.Client, url, token string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	last := ""
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("kubetest: %s exited (%v) before it was ready:\n%s", p.name, p.err, p.tail())
-		case <-ctx.Done():
-			return fmt.Errorf("kubetest: %s not ready after %v (last: %s):\n%s", p.name, timeout, last, p.tail())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// freePorts returns n distinct free loopback ports. They are free when
-// returned; another process could take one before it is used, which
-// Start reports as a start failure.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // removeStaleDirs removes the working directories of test binaries that
@@ -381,9 +256,7 @@ type Env struct {
 	// Options are used by the first Get.
 	Options Options
 
-	once sync.Once
-	srv  *Server
-	err  error
+	shared shared[*Server]
 }
 
 // Get returns the shared server, starting it on first use. Without the
@@ -392,24 +265,48 @@ type Env struct {
 // -short it skips.
 func (e *Env) Get(t testing.TB) *Server {
 	t.Helper()
-	testenv.Short(t)
-	e.once.Do(func() { e.srv, e.err = Start(context.Background(), e.Options) })
-	switch {
-	case e.srv == nil && e.err == nil:
-		t.Fatal("kubetest: Env.Get after Env.Stop")
-	case errors.Is(e.err, ErrMissing):
-		testenv.Missing(t, "%v: run scripts/kube-testenv.sh", e.err)
-	case e.err != nil:
-		t.Fatalf("kubetest: %v", e.err)
-	}
-	return e.srv
+	return e.shared.get(t, "run scripts/kube-testenv.sh", func() (*Server, error) {
+		return Start(context.Background(), e.Options)
+	})
 }
 
-// Stop stops the shared server if it was started.
-func (e *Env) Stop() error {
-	e.once.Do(func() {}) // no start after Stop
-	if e.srv != nil {
-		return e.srv.Stop()
+// Stop stops the shared server if it was started; a later Get fails.
+func (e *Env) Stop() error { return e.shared.stop() }
+
+// shared is an environment a package's tests share, started by the first
+// get.
+type shared[T interface{ Stop() error }] struct {
+	once    sync.Once
+	v       T
+	started bool // v is running
+	err     error
+}
+
+// get returns the environment, calling start on first use. An error
+// wrapping ErrMissing is reported through testenv.Missing with the hint;
+// others fail the test.
+func (s *shared[T]) get(t testing.TB, hint string, start func() (T, error)) T {
+	t.Helper()
+	testenv.Short(t)
+	s.once.Do(func() {
+		s.v, s.err = start()
+		s.started = s.err == nil
+	})
+	switch {
+	case errors.Is(s.err, ErrMissing):
+		testenv.Missing(t, "%v: %s", s.err, hint)
+	case s.err != nil:
+		t.Fatalf("kubetest: %v", s.err)
+	case !s.started:
+		t.Fatal("kubetest: Get after Stop")
 	}
-	return nil
+	return s.v
+}
+
+func (s *shared[T]) stop() error {
+	s.once.Do(func() {}) // no start after stop
+	if !s.started {
+		return nil
+	}
+	return s.v.Stop()
 }

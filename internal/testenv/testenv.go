@@ -22,6 +22,29 @@ var skips struct {
 	lines []string // guarded by mu
 }
 
+// exit holds the functions Run calls after the tests (AtExit). It is
+// process-wide because a test binary is one process.
+var exit struct {
+	mu      sync.Mutex
+	running bool     // guarded by mu: Run is running the tests
+	fns     []func() // guarded by mu
+}
+
+// AtExit registers fn to be called once the tests have run, before Run
+// returns (and Main exits, which runs no deferred calls): shared test
+// environments stop there. Functions run last registered first. It reports
+// false, and registers nothing, when the tests were not started by Run or
+// Main, so the caller can say that its TestMain must use them.
+func AtExit(fn func()) bool {
+	exit.mu.Lock()
+	defer exit.mu.Unlock()
+	if !exit.running {
+		return false
+	}
+	exit.fns = append(exit.fns, fn)
+	return true
+}
+
 // Main runs the tests, prints the skip summary (see Run) and exits:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
@@ -31,10 +54,20 @@ func Main(m *testing.M) { os.Exit(Run(m)) }
 // and why, and returns the exit code. `go test ./...` hides a passing
 // package's output, so the summary also goes to the terminal (/dev/tty)
 // when there is one: a developer who runs plain `go test ./...` sees what
-// did not run. TestMain functions with their own setup call Run instead of
-// m.Run.
+// did not run. Before returning it calls the AtExit functions. TestMain
+// functions with their own setup call Run instead of m.Run.
 func Run(m *testing.M) int {
+	exit.mu.Lock()
+	exit.running = true
+	exit.mu.Unlock()
 	code := m.Run()
+	exit.mu.Lock()
+	fns := exit.fns
+	exit.fns, exit.running = nil, false
+	exit.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
 	skips.mu.Lock()
 	lines := skips.lines
 	skips.mu.Unlock()

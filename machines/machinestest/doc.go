@@ -6,6 +6,13 @@
 // empty code. Tests can make creates fail (FailCreates), kill a machine
 // (Kill), make its health fail (SetUnhealthy) and count its lints (Lints).
 //
+// RunConformance is the provider conformance suite the process, Docker
+// and Kubernetes providers (and this one) pass: create, health, address,
+// list and select by label, remove, idempotent remove, adoption by a
+// restarted provider, context cancellation, start timeout, invalid specs
+// and reported exits. Measure times creates and removes side by side for
+// BENCHMARKS.md.
+//
 // # Concurrency
 //
 // A Provider is safe for concurrent use. Close stops every machine.

@@ -31,6 +31,10 @@ var (
 // or crashes (version 1.2 given empty code).
 var ErrKilled = errors.New("machinestest: machine killed")
 
+// crashExitCode is the linter's exit status when version 1.2 crashes, and
+// the ExitCode of the Event a crash of the fake sends (Kill sends -1).
+const crashExitCode = 3
+
 // Options configure a Provider. The zero value is ready to use.
 type Options struct {
 	// Name is the provider label of the machines; "" means "machinestest".
@@ -55,7 +59,8 @@ type Options struct {
 //     with "1.") code without a trailing newline fails with W292;
 //   - version 1.1 waits Options.SlowDelay before answering;
 //   - version 1.2 given empty code answers 500 and then dies: its server
-//     closes and an Event is published, as the real linter process exits.
+//     closes and an Event with ExitCode 3 is published, as the real linter
+//     process exits with status 3.
 //
 // It is safe for concurrent use. Close stops every server.
 type Provider struct {
@@ -99,9 +104,14 @@ func (p *Provider) FailCreates(n int, err error) {
 	p.mu.Unlock()
 }
 
-// Create starts a machine on a free loopback port.
+// Create starts a machine on a free loopback port and, when
+// spec.HealthPath is set, waits until it answers there (the fake linter
+// does at once; a custom Handler may not).
 func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Machine, error) {
 	if err := spec.Validate(); err != nil {
+		return machines.Machine{}, err
+	}
+	if err := ctx.Err(); err != nil {
 		return machines.Machine{}, err
 	}
 	p.mu.Lock()
@@ -165,6 +175,14 @@ func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Mac
 		defer p.wg.Done()
 		_ = mc.srv.Serve(ln)
 	}()
+	if spec.HealthPath != "" {
+		wctx, cancel := context.WithTimeoutCause(ctx, spec.Timeout(), machines.ErrStartTimeout)
+		defer cancel()
+		if err := machines.WaitReady(wctx, addr, machines.WaitOptions{Path: spec.HealthPath}); err != nil {
+			_ = p.Remove(context.Background(), id)
+			return machines.Machine{}, fmt.Errorf("machinestest: %s %s on %s: %w", spec.Language, spec.Version, addr, err)
+		}
+	}
 	return clone(mc.m), nil
 }
 
@@ -221,7 +239,7 @@ func (p *Provider) Kill(id string) error {
 	if err != nil {
 		return err
 	}
-	p.die(mc)
+	p.die(mc, -1)
 	return nil
 }
 
@@ -270,7 +288,8 @@ func (p *Provider) get(id string) (*machine, error) {
 	return mc, nil
 }
 
-func (p *Provider) die(mc *machine) {
+// die ends mc as a process that exited with code would.
+func (p *Provider) die(mc *machine, code int) {
 	if mc.dead.Swap(true) {
 		return
 	}
@@ -280,7 +299,7 @@ func (p *Provider) die(mc *machine) {
 	}
 	m := clone(mc.m)
 	m.State = machines.StateExited
-	p.events.Publish(machines.Event{Machine: m, ExitCode: -1, Err: ErrKilled, Time: time.Now()})
+	p.events.Publish(machines.Event{Machine: m, ExitCode: code, Err: ErrKilled, Time: time.Now()})
 }
 
 type lintRequest struct {
@@ -347,7 +366,7 @@ func (p *Provider) linter(mc *machine) http.Handler {
 					p.wg.Add(1)
 					go func() { // the answer is out: now the "process" exits
 						defer p.wg.Done()
-						p.die(mc)
+						p.die(mc, crashExitCode)
 					}()
 				}
 				return

@@ -238,14 +238,33 @@ func TestCustomHandlerAndClose(t *testing.T) {
 	p := machinestest.New(machinestest.Options{Handler: func(m machines.Machine) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
 	}})
-	m, err := p.Create(t.Context(), spec("1.0"))
+	// Create waits for a health path to answer 200, which this handler
+	// never does.
+	_, err := p.Create(t.Context(), machines.Spec{Language: "python", Version: "1.0", HealthPath: "/health", StartTimeout: 50 * time.Millisecond})
+	require.ErrorIs(t, err, machines.ErrStartTimeout)
+	m, err := p.Create(t.Context(), machines.Spec{Language: "python", Version: "1.0"})
 	require.NoError(t, err)
 	status, _ := healthOf(t, m)
 	assert.Equal(t, http.StatusTeapot, status)
+	ms, err := p.List(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, ms, 1, "the failed Create left nothing")
 	require.NoError(t, p.Close())
 	require.NoError(t, p.Close())
 	_, err = p.Create(t.Context(), spec("1.0"))
 	require.ErrorIs(t, err, machines.ErrClosed)
 	status, _ = healthOf(t, m)
 	assert.Zero(t, status)
+}
+
+// The in-memory provider passes the suite the real providers pass.
+func TestConformance(t *testing.T) {
+	machinestest.RunConformance(t, machinestest.Harness{
+		New: func(t *testing.T, name string) machines.Provider {
+			return newProvider(t, machinestest.Options{Name: name})
+		},
+		Spec: func(t *testing.T, language, version string) machines.Spec {
+			return machines.Spec{Language: language, Version: version}
+		},
+	})
 }

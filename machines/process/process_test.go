@@ -22,6 +22,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/internal/linterbin"
+	"github.com/fleetkit/fleetkit/machines/machinestest"
 	"github.com/fleetkit/fleetkit/machines/process"
 )
 
@@ -333,4 +334,18 @@ func BenchmarkCreateToHealthy(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// The process provider passes the suite every provider passes; its
+// machines are its children, so a new provider adopts none.
+func TestConformance(t *testing.T) {
+	testenv.Short(t)
+	machinestest.RunConformance(t, machinestest.Harness{
+		New: func(t *testing.T, name string) machines.Provider {
+			return newProvider(t, process.Options{Name: name, StopTimeout: time.Second})
+		},
+		Spec: func(t *testing.T, language, version string) machines.Spec {
+			return linterSpec(t, language, version)
+		},
+	})
 }
