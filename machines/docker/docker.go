@@ -169,7 +169,12 @@ func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Mac
 	} else {
 		host.PortBindings = nat.PortMap{cport: {{HostIP: p.opts.HostIP, HostPort: ""}}}
 	}
-	resp, err := p.cli.ContainerCreate(ctx, cfg, host, nil, nil, containerName(spec))
+	name := containerName(spec)
+	resp, err := p.cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
+	if err != nil && ctx.Err() != nil {
+		// We gave up, but the engine goes on creating: remove it by name.
+		p.discardName(name)
+	}
 	if cerrdefs.IsNotFound(err) {
 		// The engine API does not pull; neither does the provider.
 		return machines.Machine{}, fmt.Errorf("%w: image %s is not on the engine (build or pull it first): %v", machines.ErrInvalidSpec, spec.Image, err)
@@ -304,6 +309,27 @@ func (p *Provider) discard(id string) {
 	defer cancel()
 	p.markRemoving(id)
 	_ = p.cli.ContainerRemove(ctx, id, container.RemoveOptions{RemoveVolumes: true, Force: true})
+}
+
+// discardName removes the container a Create gave up on while the engine
+// was creating it. The engine may finish only after the client went away,
+// so a container not there yet is looked for again for a few seconds.
+func (p *Provider) discardName(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := p.cli.ContainerRemove(ctx, name, container.RemoveOptions{RemoveVolumes: true, Force: true})
+		if err == nil || !cerrdefs.IsNotFound(err) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // Remove stops a container of this provider (SIGTERM, then the engine

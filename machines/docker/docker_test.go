@@ -361,11 +361,6 @@ func TestConformance(t *testing.T) {
 			return linterSpec(t, cli, language, version)
 		},
 		Adopts: true,
-		Skip: map[string]string{
-			// Create cancelled between the engine creating the container and
-			// the client reading the answer returns without removing it.
-			"ContextCancellation": "a cancelled Create can leave a created container behind (machines/docker Create does not remove it by name when ContainerCreate fails)",
-		},
 	})
 }
 
