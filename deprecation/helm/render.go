@@ -144,16 +144,9 @@ func Render(ctx context.Context, chrt *chart.Chart, opts RenderOptions) ([]byte,
 	if in.Namespace == "" {
 		in.Namespace = "default"
 	}
-	type answer struct {
-		rel *release.Release
-		err error
-	}
-	done := make(chan answer, 1) // buffered: an abandoned render does not block
-	go func() {
-		rel, err := in.RunWithContext(ctx, chrt, opts.Values)
-		done <- answer{rel, err}
-	}()
-	var a answer
+	done := make(chan installed, 1) // buffered: an abandoned render does not block
+	go install(ctx, in, chrt, opts.Values, done)
+	var a installed
 	select {
 	case a = <-done:
 	case <-ctx.Done():
@@ -163,6 +156,21 @@ func Render(ctx context.Context, chrt *chart.Chart, opts RenderOptions) ([]byte,
 		return nil, a.err
 	}
 	return manifest(a.rel, opts)
+}
+
+// installed is the outcome of install.
+type installed struct {
+	rel *release.Release
+	err error
+}
+
+// install runs a dry-run install and sends its outcome on done. It is the
+// one goroutine Render may leave behind: Helm's template engine cannot be
+// stopped, so a render that outlives ctx runs to its end here (helmtest's
+// AbandonedRenders names it for leak checks).
+func install(ctx context.Context, in *action.Install, chrt *chart.Chart, vals map[string]any, done chan<- installed) {
+	rel, err := in.RunWithContext(ctx, chrt, vals)
+	done <- installed{rel, err}
 }
 
 // manifest joins a release's manifest and hooks as `helm template` prints

@@ -2,6 +2,7 @@ package kube_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -24,7 +25,14 @@ import (
 // deprecated API that is still served.
 var kubeEnv = kubetest.Env{Options: kubetest.Options{APIServerArgs: []string{"--runtime-config=resource.k8s.io/v1beta1=true"}}}
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	code := testenv.Run(m)
+	// The shared API server outlives the tests; stopped here, its
+	// processes and the clients' connections to it end before the leak
+	// check.
+	_ = kubeEnv.Stop()
+	os.Exit(testenv.CheckLeaks(code))
+}
 
 // TestScanRealAPIServer writes objects the ways that leave a trace of a
 // deprecated API on a real kube-apiserver 1.37 and finds them from their

@@ -20,6 +20,7 @@ import (
 	"io"
 	"testing"
 
+	"go.uber.org/goleak"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -237,3 +238,13 @@ const Corrupt = "shop/broken@1"
 
 // String renders a release as Releases does.
 func String(ns, name string, rev int) string { return fmt.Sprintf("%s/%s@%d", ns, name, rev) }
+
+// AbandonedRenders is the goleak option of a test binary whose tests cut
+// a render off with its context (testenv.MainLeakChecked(m,
+// helmtest.AbandonedRenders())). helm.Render returns when its context is
+// done but cannot stop Helm's template engine, so the render runs to its
+// end on the goroutine Render started: that goroutine outlives the test by
+// design, and is the only one ignored.
+func AbandonedRenders() goleak.Option {
+	return goleak.IgnoreAnyFunction("github.com/fleetkit/fleetkit/deprecation/helm.install")
+}
