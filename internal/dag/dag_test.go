@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,40 +155,42 @@ func TestMissingDependency(t *testing.T) {
 	assert.NoError(t, res["c"])
 }
 
+// Run starts as many nodes as the bound allows and never more: in a
+// synctest bubble, synctest.Wait returns once every started node waits at
+// the gate, so the test sees exactly how many run at each step.
 func TestParallelismBound(t *testing.T) {
-	var g Graph[int]
-	for i := range 40 {
-		require.NoError(t, g.Add(i))
-	}
-	require.ErrorIs(t, g.Add(3), ErrDuplicate)
-	var cur, peak atomic.Int32
-	gate := make(chan struct{})
-	fn := func(context.Context, int) ([]Node[int], error) {
-		n := cur.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
+	synctest.Test(t, func(t *testing.T) {
+		var g Graph[int]
+		for i := range 40 {
+			require.NoError(t, g.Add(i))
 		}
-		<-gate
-		cur.Add(-1)
-		return nil, nil
-	}
-	go func() {
-		// Hold every node until the bound is reached, then let them go.
-		deadline := time.Now().Add(10 * time.Second)
-		for peak.Load() < 3 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+		require.ErrorIs(t, g.Add(3), ErrDuplicate)
+		var running atomic.Int32
+		gate := make(chan struct{})
+		fn := func(context.Context, int) ([]Node[int], error) {
+			running.Add(1)
+			<-gate
+			running.Add(-1)
+			return nil, nil
 		}
-		for range 40 {
+		var (
+			res map[int]error
+			err error
+		)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			res, err = g.Run(context.Background(), Options[int]{Parallelism: 3}, fn)
+		}()
+		for left := 40; left > 0; left-- {
+			synctest.Wait()
+			require.EqualValues(t, min(3, left), running.Load(), "%d nodes left", left)
 			gate <- struct{}{}
 		}
-	}()
-	res, err := g.Run(context.Background(), Options[int]{Parallelism: 3}, fn)
-	require.NoError(t, err)
-	assert.Len(t, res, 40)
-	assert.Equal(t, int32(3), peak.Load())
+		<-done
+		require.NoError(t, err)
+		assert.Len(t, res, 40)
+	})
 }
 
 func TestCancel(t *testing.T) {
