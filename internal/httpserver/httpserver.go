@@ -1,11 +1,10 @@
-// Package httpserver runs the HTTP servers of fleetkit's example binaries
-// with the same timeouts and the same graceful shutdown.
 package httpserver
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -16,14 +15,17 @@ import (
 // DefaultDrain is how long Run waits for in-flight requests at shutdown.
 const DefaultDrain = 10 * time.Second
 
-// New returns a server for h with timeouts that protect it from slow
-// clients but leave room for slow handlers (write timeout is left to the
-// handlers, which know their own deadlines). A panic in h is answered 500
-// with the JSON error body and logged (httpjson.Recover), not a dropped
-// connection.
-func New(h http.Handler) *http.Server {
+// New is NewWithLogger(h, nil).
+func New(h http.Handler) *http.Server { return NewWithLogger(h, nil) }
+
+// NewWithLogger returns a server for h with timeouts that protect it from
+// slow clients but leave room for slow handlers (write timeout is left to
+// the handlers, which know their own deadlines). A panic in h is answered
+// 500 with the JSON error body and logged to logger (httpjson.Recover; nil
+// means slog.Default()), not a dropped connection.
+func NewWithLogger(h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
-		Handler:           httpjson.Recover(h, nil),
+		Handler:           httpjson.Recover(h, logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
