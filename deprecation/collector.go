@@ -13,8 +13,9 @@ const DefaultMetricsNamespace = "fleetkit"
 
 // CollectorOptions configures a Collector.
 type CollectorOptions struct {
-	// Registerer, when set, is where NewCollector registers the collector;
-	// nil leaves registering to the caller.
+	// Registerer is where NewCollector registers the collector. nil
+	// registers it nowhere: no metrics, unless the caller registers the
+	// returned Collector itself. The default registry is never used.
 	Registerer prometheus.Registerer
 	// Namespace prefixes the metric names: <Namespace>_deprecation_...;
 	// "" means DefaultMetricsNamespace.
@@ -54,7 +55,7 @@ var _ prometheus.Collector = (*Collector)(nil)
 
 // NewCollector returns a Collector of the reports that report returns
 // (typically Cache.Report; nil means no data yet) and registers it with
-// opts.Registerer when set.
+// opts.Registerer, if not nil.
 func NewCollector(report func() *ScanReport, opts CollectorOptions) (*Collector, error) {
 	if report == nil {
 		return nil, errors.New("deprecation: NewCollector: nil report func")

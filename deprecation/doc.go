@@ -23,7 +23,9 @@
 // metrics, optionally under kdave's metric names too.
 //
 // Logging: the Cache is the only part that logs (scan failures, data file
-// problems), to CacheOptions.Logger; nil means slog.Default().
+// problems), to CacheOptions.Logger; nil means slog.Default(). Metrics:
+// NewCollector registers with CollectorOptions.Registerer; nil means no
+// metrics. Nothing in the package touches the default registry.
 //
 // # States
 //
