@@ -212,9 +212,6 @@ func (c *Cache) Health() error {
 	return nil
 }
 
-// Healthy reports whether Health returns nil.
-func (c *Cache) Healthy() bool { return c.Health() == nil }
-
 // Refresh scans now, whatever the age of the data, and returns the new
 // report. Concurrent calls (and Run's background scans) share one scan:
 // the scan runs under the context of the call that started it.

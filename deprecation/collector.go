@@ -116,7 +116,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	deprecated, removed := rep.ReleaseCounts()
+	deprecated, removed := rep.releaseCounts()
 	gauge(c.releases, float64(len(rep.Releases)))
 	gauge(c.deprecated, float64(deprecated))
 	gauge(c.removed, float64(removed))

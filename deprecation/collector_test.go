@@ -152,7 +152,7 @@ func ExampleNewCollector() {
 		panic(err)
 	}
 	n, _ := testutil.GatherAndCount(reg, "fleetkit_deprecation_releases")
-	fmt.Println("series:", n, "healthy:", cache.Healthy())
+	fmt.Println("series:", n, "healthy:", cache.Health() == nil)
 	// Output:
 	// series: 1 healthy: true
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -60,17 +59,6 @@ type RenderOptions struct {
 	// --show-only: paths in the chart ("templates/deploy.yaml"), globs
 	// allowed. A pattern that matches nothing is an error.
 	ShowOnly []string
-}
-
-// IsChart reports whether path is a chart RenderChart can load: a
-// directory holding Chart.yaml, or a packaged chart (.tgz, .tar.gz).
-func IsChart(path string) bool {
-	if strings.HasSuffix(path, ".tgz") || strings.HasSuffix(path, ".tar.gz") {
-		st, err := os.Stat(path)
-		return err == nil && !st.IsDir()
-	}
-	st, err := os.Stat(filepath.Join(path, "Chart.yaml"))
-	return err == nil && !st.IsDir()
 }
 
 // RenderChart loads the chart at path (a directory or a packaged chart)

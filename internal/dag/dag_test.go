@@ -71,7 +71,7 @@ func TestOrderAndFailures(t *testing.T) {
 	assert.NoError(t, res["apps"])
 	assert.NoError(t, res["lonely"])
 	assert.EqualError(t, res["broken"], "build broken failed")
-	var dep *DependencyError[string]
+	var dep *dependencyError[string]
 	require.ErrorAs(t, res["apps-b"], &dep)
 	assert.Equal(t, "broken", dep.Dep)
 	require.ErrorAs(t, res["leaf"], &dep)
@@ -90,7 +90,7 @@ func TestCycle(t *testing.T) {
 	rec := &recorder{}
 	res, err := g.Run(context.Background(), Options[string]{}, rec.fn)
 	require.NoError(t, err)
-	var cyc *CycleError[string]
+	var cyc *cycleError[string]
 	require.ErrorAs(t, res["a"], &cyc)
 	assert.Equal(t, []string{"a", "b", "c"}, cyc.Cycle)
 	assert.EqualError(t, res["b"], "dag: dependency cycle: b → c → a → b")
@@ -147,7 +147,7 @@ func TestMissingDependency(t *testing.T) {
 	g := graph(t, map[string][]string{"a": {"ghost"}, "b": {"a"}}, "a", "b", "c")
 	res, err := g.Run(context.Background(), Options[string]{}, (&recorder{}).fn)
 	require.NoError(t, err)
-	var miss *MissingError[string]
+	var miss *missingError[string]
 	require.ErrorAs(t, res["a"], &miss)
 	assert.Equal(t, "ghost", miss.Dep)
 	require.ErrorAs(t, res["b"], &miss)
@@ -229,7 +229,7 @@ func TestDiscoveredTargets(t *testing.T) {
 	assert.NoError(t, res["child"])
 	assert.NoError(t, res["other"], "a dependency of a discovered target runs")
 	assert.Less(t, rec.index("other"), rec.index("child"))
-	var dep *DependencyError[string]
+	var dep *dependencyError[string]
 	require.ErrorAs(t, res["orphan"], &dep)
 	assert.Equal(t, "broken", dep.Dep)
 	assert.Equal(t, -1, rec.index("ignored"))
@@ -274,10 +274,10 @@ func TestLongChains(t *testing.T) {
 	res, err := g.Run(context.Background(), Options[int]{}, fn)
 	require.NoError(t, err)
 	require.Len(t, res, 2*n)
-	var dep *DependencyError[int]
+	var dep *dependencyError[int]
 	require.ErrorAs(t, res[n-1], &dep)
 	assert.Equal(t, n-2, dep.Dep)
-	var cyc *CycleError[int]
+	var cyc *cycleError[int]
 	require.ErrorAs(t, res[n+5], &cyc)
 	assert.Len(t, cyc.Cycle, n)
 	assert.Equal(t, n+5, cyc.Node)

@@ -12,8 +12,9 @@ import (
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
-// DefaultDrain is how long Run waits for in-flight requests at shutdown.
-const DefaultDrain = 10 * time.Second
+// defaultDrain is how long Run waits for in-flight requests at shutdown
+// when its drain is 0.
+const defaultDrain = 10 * time.Second
 
 // New is NewWithLogger(h, nil).
 func New(h http.Handler) *http.Server { return NewWithLogger(h, nil) }
@@ -50,11 +51,11 @@ type Server interface {
 }
 
 // Run serves srv on ln until ctx is done, then shuts down gracefully:
-// new connections are refused and in-flight requests get up to drain to
-// finish. It returns nil after a clean shutdown.
+// new connections are refused and in-flight requests get up to drain (10s
+// when drain is 0) to finish. It returns nil after a clean shutdown.
 func Run(ctx context.Context, srv Server, ln net.Listener, drain time.Duration) error {
 	if drain <= 0 {
-		drain = DefaultDrain
+		drain = defaultDrain
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
