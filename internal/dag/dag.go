@@ -1,15 +1,3 @@
-// Package dag runs work over a dependency graph: each node runs once its
-// dependencies have succeeded, up to a bounded number at a time. A node
-// that fails fails its dependants (they do not run), not the run; cycles
-// are reported as errors on the nodes in them; nodes discovered while
-// running join the graph; and a run can be limited to what some targets
-// need.
-//
-// A run costs O(N+E) for N nodes and E edges: each node keeps a count of
-// the dependencies it still waits for and a list of its dependants, so a
-// finished node touches only its own edges.
-//
-// A Graph is not safe for concurrent use; Run owns it until it returns.
 package dag
 
 import (
