@@ -44,7 +44,8 @@ type CacheOptions struct {
 	DataFile string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Logger receives scan failures and data file problems; nil discards.
+	// Logger receives scan failures and data file problems; nil means
+	// slog.Default().
 	Logger *slog.Logger
 }
 
@@ -126,7 +127,7 @@ func NewCache(s ReleaseScanner, opts CacheOptions) (*Cache, error) {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	c := &Cache{scanner: s, opts: opts, log: log, created: opts.Now(), wake: make(chan struct{}, 1)}
 	if opts.DataFile != "" {
@@ -210,9 +211,6 @@ func (c *Cache) Health() error {
 	}
 	return nil
 }
-
-// Healthy reports whether Health returns nil.
-func (c *Cache) Healthy() bool { return c.Health() == nil }
 
 // Refresh scans now, whatever the age of the data, and returns the new
 // report. Concurrent calls (and Run's background scans) share one scan:

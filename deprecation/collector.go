@@ -13,8 +13,9 @@ const DefaultMetricsNamespace = "fleetkit"
 
 // CollectorOptions configures a Collector.
 type CollectorOptions struct {
-	// Registerer, when set, is where NewCollector registers the collector;
-	// nil leaves registering to the caller.
+	// Registerer is where NewCollector registers the collector. nil
+	// registers it nowhere: no metrics, unless the caller registers the
+	// returned Collector itself. The default registry is never used.
 	Registerer prometheus.Registerer
 	// Namespace prefixes the metric names: <Namespace>_deprecation_...;
 	// "" means DefaultMetricsNamespace.
@@ -54,7 +55,7 @@ var _ prometheus.Collector = (*Collector)(nil)
 
 // NewCollector returns a Collector of the reports that report returns
 // (typically Cache.Report; nil means no data yet) and registers it with
-// opts.Registerer when set.
+// opts.Registerer, if not nil.
 func NewCollector(report func() *ScanReport, opts CollectorOptions) (*Collector, error) {
 	if report == nil {
 		return nil, errors.New("deprecation: NewCollector: nil report func")
@@ -115,7 +116,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	deprecated, removed := rep.ReleaseCounts()
+	deprecated, removed := rep.releaseCounts()
 	gauge(c.releases, float64(len(rep.Releases)))
 	gauge(c.deprecated, float64(deprecated))
 	gauge(c.removed, float64(removed))

@@ -106,6 +106,28 @@ func TestCollectorNoData(t *testing.T) {
 	require.Error(t, err)
 }
 
+// A nil Registerer means no metrics: nothing goes to the default
+// registry.
+func TestCollectorNilRegisterer(t *testing.T) {
+	names := func() []string {
+		mfs, err := prometheus.DefaultGatherer.Gather()
+		require.NoError(t, err)
+		var out []string
+		for _, mf := range mfs {
+			out = append(out, mf.GetName())
+		}
+		return out
+	}
+	before := names()
+	rep := collectorReport(t)
+	_, err := NewCollector(func() *ScanReport { return rep }, CollectorOptions{Kdave: true})
+	require.NoError(t, err)
+	assert.Equal(t, before, names())
+	for _, n := range before {
+		assert.NotContains(t, n, "deprecation")
+	}
+}
+
 func mustCollector(t *testing.T) *Collector {
 	c, err := NewCollector(func() *ScanReport { return nil }, CollectorOptions{})
 	require.NoError(t, err)
@@ -130,7 +152,7 @@ func ExampleNewCollector() {
 		panic(err)
 	}
 	n, _ := testutil.GatherAndCount(reg, "fleetkit_deprecation_releases")
-	fmt.Println("series:", n, "healthy:", cache.Healthy())
+	fmt.Println("series:", n, "healthy:", cache.Health() == nil)
 	// Output:
 	// series: 1 healthy: true
 }

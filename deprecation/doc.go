@@ -22,6 +22,11 @@
 // restarts, and reports health. A Collector exports a report as Prometheus
 // metrics, optionally under kdave's metric names too.
 //
+// Logging: the Cache is the only part that logs (scan failures, data file
+// problems), to CacheOptions.Logger; nil means slog.Default(). Metrics:
+// NewCollector registers with CollectorOptions.Registerer; nil means no
+// metrics. Nothing in the package touches the default registry.
+//
 // # States
 //
 // For a target release t, a rule's API is StateRemoved when removed-in <=

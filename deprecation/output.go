@@ -22,8 +22,12 @@ const (
 	// replacement, versions and state, then the errors and a summary.
 	FormatTable Format = "table"
 	// FormatNormal, FormatWide, FormatCustom, FormatMarkdown and FormatCSV
-	// are pluto's: the columns of NormalColumns, WideColumns, or the ones
-	// asked for (custom needs them; markdown and csv default to wide).
+	// are pluto's: the columns of pluto's default output (NAME, KIND,
+	// VERSION, REPLACEMENT, REMOVED, DEPRECATED, REPL AVAIL), of its -o
+	// wide (NAME, NAMESPACE, KIND, VERSION, REPLACEMENT, DEPRECATED,
+	// DEPRECATED IN, REMOVED, REMOVED IN, REPL AVAIL, REPL AVAIL IN), or
+	// the ones asked for (custom needs them; markdown and csv default to
+	// wide).
 	FormatNormal   Format = "normal"
 	FormatWide     Format = "wide"
 	FormatCustom   Format = "custom"
@@ -94,27 +98,29 @@ var columns = map[string]func(f *Finding) string{
 	ColumnState:                  func(f *Finding) string { return f.State.String() },
 }
 
+// The column lists are unexported so that no caller can change a
+// format's columns for everyone.
 var (
-	// NormalColumns are the columns of pluto's default output.
-	NormalColumns = []string{ColumnName, ColumnKind, ColumnVersion, ColumnReplacement, ColumnRemoved, ColumnDeprecated, ColumnReplacementAvailable}
-	// WideColumns are the columns of pluto's -o wide, and the default of
+	// normalColumns are the columns of pluto's default output.
+	normalColumns = []string{ColumnName, ColumnKind, ColumnVersion, ColumnReplacement, ColumnRemoved, ColumnDeprecated, ColumnReplacementAvailable}
+	// wideColumns are the columns of pluto's -o wide, and the default of
 	// -o markdown and -o csv.
-	WideColumns = []string{ColumnName, ColumnNamespace, ColumnKind, ColumnVersion, ColumnReplacement, ColumnDeprecated,
+	wideColumns = []string{ColumnName, ColumnNamespace, ColumnKind, ColumnVersion, ColumnReplacement, ColumnDeprecated,
 		ColumnDeprecatedIn, ColumnRemoved, ColumnRemovedIn, ColumnReplacementAvailable, ColumnReplacementAvailableIn}
-	// AllColumns are the columns -columns accepts: pluto's, then kdave's.
-	AllColumns = []string{ColumnName, ColumnFilePath, ColumnNamespace, ColumnKind, ColumnVersion, ColumnReplacement,
+	// allColumns are the columns -columns accepts: pluto's, then kdave's.
+	allColumns = []string{ColumnName, ColumnFilePath, ColumnNamespace, ColumnKind, ColumnVersion, ColumnReplacement,
 		ColumnDeprecated, ColumnDeprecatedIn, ColumnRemoved, ColumnRemovedIn, ColumnComponent,
 		ColumnReplacementAvailable, ColumnReplacementAvailableIn, ColumnLine, ColumnState}
 )
 
 // ParseColumns reads a list of column names as pluto's --columns does:
-// case does not matter, and each must be one of AllColumns.
+// case does not matter, and each must be one of the Column constants.
 func ParseColumns(names []string) ([]string, error) {
 	var out []string
 	for _, n := range names {
 		c := strings.ToUpper(strings.TrimSpace(n))
 		if _, ok := columns[c]; !ok {
-			return nil, fmt.Errorf("%w: %q (want %s)", ErrUnknownColumn, n, strings.Join(AllColumns, ", "))
+			return nil, fmt.Errorf("%w: %q (want %s)", ErrUnknownColumn, n, strings.Join(allColumns, ", "))
 		}
 		out = append(out, c)
 	}
@@ -125,7 +131,7 @@ func ParseColumns(names []string) ([]string, error) {
 type WriteOptions struct {
 	Format Format
 	// Columns are those of FormatCustom (required), FormatMarkdown and
-	// FormatCSV (default WideColumns), as ParseColumns returns them.
+	// FormatCSV (default FormatWide's), as ParseColumns returns them.
 	Columns []string
 	// NoHeaders leaves out the header line of the tabular formats.
 	NoHeaders bool
@@ -170,16 +176,16 @@ func (r *Report) WriteWith(w io.Writer, opts WriteOptions) error {
 		_, err = w.Write(b)
 		return err
 	case FormatNormal:
-		cols = NormalColumns
+		cols = normalColumns
 	case FormatWide:
-		cols = WideColumns
+		cols = wideColumns
 	case FormatCustom:
 		if len(cols) == 0 {
 			return fmt.Errorf("%w: -o custom needs columns", ErrUnknownColumn)
 		}
 	case FormatMarkdown, FormatCSV:
 		if len(cols) == 0 {
-			cols = WideColumns
+			cols = wideColumns
 		}
 	default:
 		return fmt.Errorf("%w: %q", ErrUnknownFormat, opts.Format)

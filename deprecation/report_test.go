@@ -188,7 +188,7 @@ func TestReportWritePlutoTables(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
 	require.NoError(t, err)
 	require.Len(t, rows, 8)
-	assert.Equal(t, WideColumns, rows[0])
+	assert.Equal(t, wideColumns, rows[0])
 	assert.Equal(t, []string{"shop-web", "shop", "Deployment", "extensions/v1beta1", "apps/v1", "true", "v1.8.0", "true", "v1.16.0", "true", "v1.9.0"}, rows[1])
 	csvOut = write(WriteOptions{Format: FormatCSV, Columns: []string{"KIND", "NAMESPACE"}, NoHeaders: true})
 	assert.True(t, strings.HasPrefix(csvOut, "Deployment,shop\n"), csvOut)

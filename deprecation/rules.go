@@ -66,7 +66,7 @@ func (r Rule) StateAt(target Version) State {
 	switch {
 	case !r.RemovedIn.IsZero() && !target.Less(r.RemovedIn):
 		return StateRemoved
-	case r.RemovedWithin(target, 2):
+	case r.removedWithin(target, 2):
 		return StateRemovalSoon
 	case !r.DeprecatedIn.IsZero() && !target.Less(r.DeprecatedIn):
 		return StateDeprecated
@@ -75,10 +75,10 @@ func (r Rule) StateAt(target Version) State {
 	}
 }
 
-// RemovedWithin reports whether the API is still served in target but
-// removed within the next minors minor releases: RemovedWithin(v1.24, 1)
+// removedWithin reports whether the API is still served in target but
+// removed within the next minors minor releases: removedWithin(v1.24, 1)
 // is true for an API removed in v1.25.
-func (r Rule) RemovedWithin(target Version, minors int) bool {
+func (r Rule) removedWithin(target Version, minors int) bool {
 	return !r.RemovedIn.IsZero() && target.Less(r.RemovedIn) && r.RemovedIn.Less(target.minorsLater(minors+1))
 }
 

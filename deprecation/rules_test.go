@@ -273,8 +273,8 @@ func TestRuleStateAt(t *testing.T) {
 		t.Run(tt.rule.Kind+"@"+tt.target, func(t *testing.T) {
 			target := v(tt.target)
 			assert.Equal(t, tt.want, tt.rule.StateAt(target))
-			assert.Equal(t, tt.next1, tt.rule.RemovedWithin(target, 1), "removed in next release")
-			assert.Equal(t, tt.next2, tt.rule.RemovedWithin(target, 2), "removed in next two releases")
+			assert.Equal(t, tt.next1, tt.rule.removedWithin(target, 1), "removed in next release")
+			assert.Equal(t, tt.next2, tt.rule.removedWithin(target, 2), "removed in next two releases")
 			assert.Equal(t, tt.replaceOK, tt.rule.ReplacementAvailable(target))
 		})
 	}

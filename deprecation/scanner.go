@@ -67,16 +67,6 @@ type Release struct {
 	Err error `json:"-"`
 }
 
-// Worst returns the worst State among the release's findings, StateNone
-// when it has none.
-func (r *Release) Worst() State {
-	var s State
-	for _, f := range r.Findings {
-		s = max(s, f.State)
-	}
-	return s
-}
-
 // releaseJSON is Release on the wire: errors as text.
 type releaseJSON struct {
 	releaseAlias
@@ -146,10 +136,10 @@ type ScanReport struct {
 // Duration returns how long the scan took.
 func (r *ScanReport) Duration() time.Duration { return r.Finished.Sub(r.Started) }
 
-// ReleaseCounts counts the releases with findings: deprecated counts
+// releaseCounts counts the releases with findings: deprecated counts
 // those with a finding in StateDeprecated or StateRemovalSoon, removed
 // those with a finding in StateRemoved (a release can be in both).
-func (r *ScanReport) ReleaseCounts() (deprecated, removed int) {
+func (r *ScanReport) releaseCounts() (deprecated, removed int) {
 	for i := range r.Releases {
 		var dep, rem bool
 		for _, f := range r.Releases[i].Findings {

@@ -21,7 +21,7 @@ type DiffOptions struct {
 	// Context is the number of unchanged lines around a change (diff -u).
 	Context int
 	// StripAttrs are labels and annotations left out before comparing,
-	// beyond DefaultStripAttrs.
+	// beyond the index annotations MarshalObject always leaves out.
 	StripAttrs []string
 	// LimitBytes cuts each object's diff after this many bytes; 0 means
 	// no limit.
@@ -80,7 +80,6 @@ func (o objKey) label() string {
 // nothing. Only failed nodes' missing objects are not a change: a node
 // that did not build on one side is left out of the diff.
 func Compare(orig, cur []*NodeResult, opts DiffOptions) *Diff {
-	strip := append(slices.Clone(DefaultStripAttrs), opts.StripAttrs...)
 	type side struct{ a, b *NodeResult }
 	byID := make(map[string]*side)
 	var ids []string
@@ -116,8 +115,8 @@ func Compare(orig, cur []*NodeResult, opts DiffOptions) *Diff {
 		if some.Kind == kindKustomization {
 			nd.Path = some.Path
 		}
-		a, keysA := objectLines(s.a, strip)
-		b, keysB := objectLines(s.b, strip)
+		a, keysA := objectLines(s.a, opts.StripAttrs)
+		b, keysB := objectLines(s.b, opts.StripAttrs)
 		keys := keysA
 		for _, k := range keysB {
 			if _, ok := a[k]; !ok {

@@ -70,6 +70,8 @@
 // repository; only a repository with a kustomization that sets a custom
 // OpenAPI schema (process-wide state in kyaml) builds one at a time.
 //
+// The package does not log: every problem is reported on its node.
+//
 // Usage:
 //
 //	res, err := gitops.Build(ctx, gitops.Options{Path: "./clusters/prod"})

@@ -11,10 +11,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// DefaultStripAttrs are the labels and annotations MarshalObject leaves
-// out for a diff: kustomize's index annotations, which change when
-// objects are reordered (flux-local's default list).
-var DefaultStripAttrs = []string{"config.kubernetes.io/index", "internal.config.kubernetes.io/index"}
+// defaultStripAttrs are the annotations MarshalObject always leaves out:
+// kustomize's index annotations, which change when objects are reordered
+// (flux-local's default list).
+var defaultStripAttrs = []string{"config.kubernetes.io/index", "internal.config.kubernetes.io/index"}
 
 // keyOrder ranks the keys written first; the others follow sorted.
 var keyOrder = map[string]int{"apiVersion": 1, "kind": 2, "metadata": 3, "name": 4, "namespace": 5, "labels": 6, "annotations": 7}
@@ -23,10 +23,13 @@ var keyOrder = map[string]int{"apiVersion": 1, "kind": 2, "metadata": 3, "name":
 // spaces, sequences not indented): apiVersion, kind and metadata first
 // (name, namespace, labels, annotations first in it), other keys sorted,
 // so equal objects are written alike whatever their source's order.
-// Labels and annotations named in strip are left out of the object's
-// metadata, of spec.template.metadata and of a List's items.
+// kustomize's index annotations (config.kubernetes.io/index and
+// internal.config.kubernetes.io/index, which change when objects are
+// reordered), and the labels and annotations named in strip, are left out
+// of the object's metadata, of spec.template.metadata and of a List's
+// items.
 func MarshalObject(o Object, strip []string) ([]byte, error) {
-	n := toNode(o.Body, nil, strip)
+	n := toNode(o.Body, nil, append(slices.Clip(defaultStripAttrs), strip...))
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)

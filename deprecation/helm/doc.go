@@ -26,7 +26,13 @@
 // # Concurrency
 //
 // A Scanner is safe for concurrent use; each Scan blocks until done and
-// owns the goroutines it starts.
+// owns the goroutines it starts. Render returns when its context is done,
+// but Helm's template engine cannot be stopped: a render cut off runs to
+// its end on the goroutine Render started.
+//
+// The package does not log (Helm's own log output is discarded) and
+// exports no metrics: errors and corrupt releases are in what Scan and
+// Render return.
 //
 // # Usage
 //

@@ -1,6 +1,7 @@
 package helm_test
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,14 @@ import (
 // needs it.
 var kube = kubetest.Env{Options: kubetest.Options{APIServerArgs: helmtest.APIServerArgs}}
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	code := testenv.Run(m)
+	// The shared API server outlives the tests; stopped here, its
+	// processes and the clients' connections to it end before the leak
+	// check.
+	_ = kube.Stop()
+	os.Exit(testenv.CheckLeaks(code, helmtest.AbandonedRenders()))
+}
 
 // populated fills the API server with helmtest's releases once.
 var populated sync.Once

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -60,17 +59,6 @@ type RenderOptions struct {
 	// --show-only: paths in the chart ("templates/deploy.yaml"), globs
 	// allowed. A pattern that matches nothing is an error.
 	ShowOnly []string
-}
-
-// IsChart reports whether path is a chart RenderChart can load: a
-// directory holding Chart.yaml, or a packaged chart (.tgz, .tar.gz).
-func IsChart(path string) bool {
-	if strings.HasSuffix(path, ".tgz") || strings.HasSuffix(path, ".tar.gz") {
-		st, err := os.Stat(path)
-		return err == nil && !st.IsDir()
-	}
-	st, err := os.Stat(filepath.Join(path, "Chart.yaml"))
-	return err == nil && !st.IsDir()
 }
 
 // RenderChart loads the chart at path (a directory or a packaged chart)
@@ -144,16 +132,9 @@ func Render(ctx context.Context, chrt *chart.Chart, opts RenderOptions) ([]byte,
 	if in.Namespace == "" {
 		in.Namespace = "default"
 	}
-	type answer struct {
-		rel *release.Release
-		err error
-	}
-	done := make(chan answer, 1) // buffered: an abandoned render does not block
-	go func() {
-		rel, err := in.RunWithContext(ctx, chrt, opts.Values)
-		done <- answer{rel, err}
-	}()
-	var a answer
+	done := make(chan installed, 1) // buffered: an abandoned render does not block
+	go install(ctx, in, chrt, opts.Values, done)
+	var a installed
 	select {
 	case a = <-done:
 	case <-ctx.Done():
@@ -163,6 +144,21 @@ func Render(ctx context.Context, chrt *chart.Chart, opts RenderOptions) ([]byte,
 		return nil, a.err
 	}
 	return manifest(a.rel, opts)
+}
+
+// installed is the outcome of install.
+type installed struct {
+	rel *release.Release
+	err error
+}
+
+// install runs a dry-run install and sends its outcome on done. It is the
+// one goroutine Render may leave behind: Helm's template engine cannot be
+// stopped, so a render that outlives ctx runs to its end here (helmtest's
+// AbandonedRenders names it for leak checks).
+func install(ctx context.Context, in *action.Install, chrt *chart.Chart, vals map[string]any, done chan<- installed) {
+	rel, err := in.RunWithContext(ctx, chrt, vals)
+	done <- installed{rel, err}
 }
 
 // manifest joins a release's manifest and hooks as `helm template` prints

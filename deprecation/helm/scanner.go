@@ -39,8 +39,8 @@ const (
 	// DefaultPageSize is the number of storage objects per LIST page, as
 	// kdave's 256 releases.
 	DefaultPageSize = 256
-	// LabelSelector selects the storage objects of deployed revisions.
-	LabelSelector = "owner=helm,status=deployed"
+	// labelSelector selects the storage objects of deployed revisions.
+	labelSelector = "owner=helm,status=deployed"
 	// maxRestarts bounds the restarts of a listing whose continue token
 	// expired.
 	maxRestarts = 3
@@ -293,7 +293,7 @@ func (s *Scanner) listConfigMaps(ctx context.Context, dispatch func(object)) err
 // token that expired (410 Gone, on a long scan) restarts the listing from
 // the start; dispatch skips what it has seen.
 func (s *Scanner) pages(ctx context.Context, resource string, page func(metav1.ListOptions) (string, error)) error {
-	opts := metav1.ListOptions{LabelSelector: LabelSelector, Limit: s.opts.PageSize}
+	opts := metav1.ListOptions{LabelSelector: labelSelector, Limit: s.opts.PageSize}
 	restarts := 0
 	for {
 		next, err := page(opts)

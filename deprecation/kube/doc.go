@@ -15,6 +15,11 @@
 //
 // Scanner is safe for concurrent use; Scan blocks until the scan is done.
 //
+// Logging: the API server answers a LIST of a deprecated API with a
+// warning, and a scan lists every resource; New sends these warnings to
+// Options.Logger at debug level (nil means slog.Default()) instead of
+// client-go's default, which prints them on stderr.
+//
 //	s, err := kube.New(restConfig, kube.Options{})
 //	if err != nil {
 //		return err

@@ -1,9 +1,11 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -37,6 +39,11 @@ type Options struct {
 	Namespace string
 	// PageSize is the LIST page size; 0 means DefaultPageSize.
 	PageSize int64
+	// Logger receives, at debug level, the warnings the API server sends
+	// back (a scan lists deprecated APIs on purpose, and client-go would
+	// print each warning on stderr); nil means slog.Default(). Only New
+	// uses it, and only when the rest.Config has no warning handler.
+	Logger *slog.Logger
 }
 
 // Scanner checks the live objects of a cluster.
@@ -50,6 +57,10 @@ type Scanner struct {
 func New(restConfig *rest.Config, opts Options) (*Scanner, error) {
 	if restConfig == nil {
 		return nil, fmt.Errorf("%w: nil rest config", ErrInvalidOptions)
+	}
+	if restConfig.WarningHandler == nil && restConfig.WarningHandlerWithContext == nil {
+		restConfig = rest.CopyConfig(restConfig)
+		restConfig.WarningHandlerWithContext = warningLogger{cmp.Or(opts.Logger, slog.Default())}
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(restConfig)
 	if err != nil {
@@ -75,6 +86,13 @@ func NewWithClients(disc discovery.DiscoveryInterface, meta metadata.Interface, 
 		opts.PageSize = DefaultPageSize
 	}
 	return &Scanner{disc: disc, meta: meta, opts: opts}, nil
+}
+
+// warningLogger logs the API server's warnings.
+type warningLogger struct{ log *slog.Logger }
+
+func (w warningLogger) HandleWarningHeaderWithContext(ctx context.Context, code int, agent, text string) {
+	w.log.DebugContext(ctx, "kube-apiserver warning", "code", code, "agent", agent, "text", text)
 }
 
 // resource is a listable resource in its preferred version.

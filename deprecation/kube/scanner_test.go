@@ -1,7 +1,10 @@
 package kube_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,6 +15,7 @@ import (
 	resourcev1beta1 "k8s.io/api/resource/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/fleetkit/fleetkit/deprecation"
 	"github.com/fleetkit/fleetkit/deprecation/kube"
@@ -24,7 +28,14 @@ import (
 // deprecated API that is still served.
 var kubeEnv = kubetest.Env{Options: kubetest.Options{APIServerArgs: []string{"--runtime-config=resource.k8s.io/v1beta1=true"}}}
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	code := testenv.Run(m)
+	// The shared API server outlives the tests; stopped here, its
+	// processes and the clients' connections to it end before the leak
+	// check.
+	_ = kubeEnv.Stop()
+	os.Exit(testenv.CheckLeaks(code))
+}
 
 // TestScanRealAPIServer writes objects the ways that leave a trace of a
 // deprecated API on a real kube-apiserver 1.37 and finds them from their
@@ -32,7 +43,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestScanRealAPIServer(t *testing.T) {
 	srv := kubeEnv.Get(t)
 	ctx := context.Background()
-	client, err := kubernetes.NewForConfig(srv.Config())
+	clientCfg := srv.Config()
+	clientCfg.WarningHandler = rest.NoWarnings{} // the deprecated API is written on purpose
+	client, err := kubernetes.NewForConfig(clientCfg)
 	require.NoError(t, err)
 
 	// Applied with kubectl as extensions/v1beta1 before the upgrade that
@@ -66,10 +79,14 @@ func TestScanRealAPIServer(t *testing.T) {
 	checker, err := deprecation.NewChecker(nil, deprecation.Options{Target: deprecation.MustParseVersion("v1.37")})
 	require.NoError(t, err)
 	for _, pageSize := range []int64{0, 2} {
-		s, err := kube.New(srv.Config(), kube.Options{PageSize: pageSize})
+		var logged bytes.Buffer // written on Scan's goroutine
+		s, err := kube.New(srv.Config(), kube.Options{PageSize: pageSize,
+			Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		require.NoError(t, err)
 		rep, err := s.Scan(ctx, checker)
 		require.NoError(t, err)
+		assert.Contains(t, logged.String(), "v1 ComponentStatus is deprecated",
+			"the API server's warnings go to the logger, not to stderr")
 
 		type short struct{ source, apiVersion, kind, name, namespace, state string }
 		var got []short

@@ -321,7 +321,7 @@ func (s *selector) objects(n *gitops.NodeResult) []gitops.Object {
 func writeObjects(w io.Writer, objs []gitops.Object) error {
 	var b strings.Builder
 	for _, o := range objs {
-		data, err := gitops.MarshalObject(o, gitops.DefaultStripAttrs)
+		data, err := gitops.MarshalObject(o, nil)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // cluster is the example repository's cluster, relative to this package:
 // its spec.paths are relative to the git repository holding it.

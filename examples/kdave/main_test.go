@@ -14,7 +14,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // TestLinksOnlyDeprecation: the kdave binary must not link Helm, client-go
 // or kustomize; they are what made a check start at 70 MB of resident

@@ -1,15 +1,3 @@
-// Package dag runs work over a dependency graph: each node runs once its
-// dependencies have succeeded, up to a bounded number at a time. A node
-// that fails fails its dependants (they do not run), not the run; cycles
-// are reported as errors on the nodes in them; nodes discovered while
-// running join the graph; and a run can be limited to what some targets
-// need.
-//
-// A run costs O(N+E) for N nodes and E edges: each node keeps a count of
-// the dependencies it still waits for and a list of its dependants, so a
-// finished node touches only its own edges.
-//
-// A Graph is not safe for concurrent use; Run owns it until it returns.
 package dag
 
 import (
@@ -21,22 +9,23 @@ import (
 	"strings"
 )
 
-// Errors reported for nodes that did not run.
+// Errors reported for nodes that did not run. Their messages name the
+// nodes involved.
 var (
-	// ErrCycle is wrapped by the *CycleError of every node in a cycle.
+	// ErrCycle is wrapped by the error of every node in a cycle.
 	ErrCycle = errors.New("dag: dependency cycle")
-	// ErrDependency is wrapped by the *DependencyError of a node whose
-	// dependency failed.
+	// ErrDependency is wrapped, with the dependency's own error, by the
+	// error of a node whose dependency failed.
 	ErrDependency = errors.New("dag: dependency failed")
-	// ErrMissing is wrapped by the *MissingError of a node whose dependency
+	// ErrMissing is wrapped by the error of a node whose dependency
 	// never joined the graph.
 	ErrMissing = errors.New("dag: missing dependency")
 	// ErrDuplicate is returned by Add for an ID already in the graph.
 	ErrDuplicate = errors.New("dag: duplicate node")
 )
 
-// CycleError reports a node that is part of a dependency cycle.
-type CycleError[K cmp.Ordered] struct {
+// cycleError reports a node that is part of a dependency cycle.
+type cycleError[K cmp.Ordered] struct {
 	// Cycle holds the nodes of the cycle, in dependency order. The nodes
 	// of one cycle share it, so a long cycle costs O(its length).
 	Cycle []K
@@ -45,7 +34,7 @@ type CycleError[K cmp.Ordered] struct {
 	Node K
 }
 
-func (e *CycleError[K]) Error() string {
+func (e *cycleError[K]) Error() string {
 	cycle := rotate(e.Cycle, e.Node)
 	parts := make([]string, 0, len(cycle)+1)
 	for _, k := range cycle {
@@ -55,32 +44,32 @@ func (e *CycleError[K]) Error() string {
 	return fmt.Sprintf("%v: %s", ErrCycle, strings.Join(parts, " → "))
 }
 
-func (e *CycleError[K]) Unwrap() error { return ErrCycle }
+func (e *cycleError[K]) Unwrap() error { return ErrCycle }
 
-// DependencyError reports a node that did not run because Dep failed.
-type DependencyError[K cmp.Ordered] struct {
+// dependencyError reports a node that did not run because Dep failed.
+type dependencyError[K cmp.Ordered] struct {
 	Dep K
 	Err error // Dep's error
 }
 
-func (e *DependencyError[K]) Error() string {
+func (e *dependencyError[K]) Error() string {
 	return fmt.Sprintf("dag: dependency %v failed: %v", e.Dep, e.Err)
 }
 
 // Unwrap returns ErrDependency and the dependency's error, so errors.Is
 // finds either.
-func (e *DependencyError[K]) Unwrap() []error { return []error{ErrDependency, e.Err} }
+func (e *dependencyError[K]) Unwrap() []error { return []error{ErrDependency, e.Err} }
 
-// MissingError reports a node whose dependency is not in the graph.
-type MissingError[K cmp.Ordered] struct {
+// missingError reports a node whose dependency is not in the graph.
+type missingError[K cmp.Ordered] struct {
 	Dep K
 }
 
-func (e *MissingError[K]) Error() string {
+func (e *missingError[K]) Error() string {
 	return fmt.Sprintf("%v: %v is not in the graph", ErrMissing, e.Dep)
 }
 
-func (e *MissingError[K]) Unwrap() error { return ErrMissing }
+func (e *missingError[K]) Unwrap() error { return ErrMissing }
 
 // Node is a node and the IDs it depends on.
 type Node[K cmp.Ordered] struct {
@@ -131,10 +120,10 @@ type Options[K cmp.Ordered] struct {
 }
 
 // Run runs fn for the graph's nodes and returns every considered node's
-// outcome: nil for success, fn's error, or a *CycleError, *DependencyError,
-// *MissingError or ctx's error for a node that did not run. The error is
-// non-nil only for bad options (an unknown target). After ctx is done no
-// node starts; running ones are waited for.
+// outcome: nil for success, fn's error, or, for a node that did not run,
+// an error wrapping ErrCycle, ErrDependency or ErrMissing, or ctx's
+// error. The error is non-nil only for bad options (an unknown target).
+// After ctx is done no node starts; running ones are waited for.
 func (g *Graph[K]) Run(ctx context.Context, opts Options[K], fn Func[K]) (map[K]error, error) {
 	for _, t := range opts.Targets {
 		if _, ok := g.nodes[t]; !ok {
@@ -256,7 +245,7 @@ func (r *run[K]) consider(id K, s *state[K]) {
 	}
 	for _, d := range s.deps {
 		if err := r.results[d]; err != nil {
-			r.finish(id, &DependencyError[K]{Dep: d, Err: err})
+			r.finish(id, &dependencyError[K]{Dep: d, Err: err})
 			return
 		}
 	}
@@ -301,7 +290,7 @@ func (r *run[K]) pass(stack []outcome[K]) {
 			}
 			if o.err != nil {
 				if ds.needed && !ds.queued {
-					err := &DependencyError[K]{Dep: o.id, Err: o.err}
+					err := &dependencyError[K]{Dep: o.id, Err: o.err}
 					r.settle(dep, err)
 					stack = append(stack, outcome[K]{dep, err})
 				}
@@ -406,7 +395,7 @@ func (r *run[K]) markLeft(ctxErr error) {
 			r.results[id] = ctxErr
 			continue
 		}
-		r.results[id] = &MissingError[K]{Dep: r.missingDep(id, missing)}
+		r.results[id] = &missingError[K]{Dep: r.missingDep(id, missing)}
 	}
 }
 
@@ -448,7 +437,7 @@ func (r *run[K]) missingDep(id K, memo map[K]K) K {
 
 // markCycles finds the strongly connected components among the needed
 // nodes that have not finished (Tarjan's algorithm, iterative) and fails
-// every node of a cycle with a *CycleError, then their dependants.
+// every node of a cycle with a *cycleError, then their dependants.
 func (r *run[K]) markCycles() {
 	var (
 		index   = make(map[K]int)
@@ -521,12 +510,12 @@ func (r *run[K]) markCycles() {
 			cycles = append(cycles, scc)
 		}
 	}
-	// Every member gets its CycleError before any is passed on, so no
+	// Every member gets its cycleError before any is passed on, so no
 	// member is reported as a mere dependant of another.
 	var out []outcome[K]
 	for _, scc := range cycles {
 		for _, w := range scc {
-			err := &CycleError[K]{Cycle: scc, Node: w}
+			err := &cycleError[K]{Cycle: scc, Node: w}
 			r.settle(w, err)
 			out = append(out, outcome[K]{w, err})
 		}

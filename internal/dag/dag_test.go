@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,7 +71,7 @@ func TestOrderAndFailures(t *testing.T) {
 	assert.NoError(t, res["apps"])
 	assert.NoError(t, res["lonely"])
 	assert.EqualError(t, res["broken"], "build broken failed")
-	var dep *DependencyError[string]
+	var dep *dependencyError[string]
 	require.ErrorAs(t, res["apps-b"], &dep)
 	assert.Equal(t, "broken", dep.Dep)
 	require.ErrorAs(t, res["leaf"], &dep)
@@ -90,7 +90,7 @@ func TestCycle(t *testing.T) {
 	rec := &recorder{}
 	res, err := g.Run(context.Background(), Options[string]{}, rec.fn)
 	require.NoError(t, err)
-	var cyc *CycleError[string]
+	var cyc *cycleError[string]
 	require.ErrorAs(t, res["a"], &cyc)
 	assert.Equal(t, []string{"a", "b", "c"}, cyc.Cycle)
 	assert.EqualError(t, res["b"], "dag: dependency cycle: b → c → a → b")
@@ -147,7 +147,7 @@ func TestMissingDependency(t *testing.T) {
 	g := graph(t, map[string][]string{"a": {"ghost"}, "b": {"a"}}, "a", "b", "c")
 	res, err := g.Run(context.Background(), Options[string]{}, (&recorder{}).fn)
 	require.NoError(t, err)
-	var miss *MissingError[string]
+	var miss *missingError[string]
 	require.ErrorAs(t, res["a"], &miss)
 	assert.Equal(t, "ghost", miss.Dep)
 	require.ErrorAs(t, res["b"], &miss)
@@ -155,40 +155,42 @@ func TestMissingDependency(t *testing.T) {
 	assert.NoError(t, res["c"])
 }
 
+// Run starts as many nodes as the bound allows and never more: in a
+// synctest bubble, synctest.Wait returns once every started node waits at
+// the gate, so the test sees exactly how many run at each step.
 func TestParallelismBound(t *testing.T) {
-	var g Graph[int]
-	for i := range 40 {
-		require.NoError(t, g.Add(i))
-	}
-	require.ErrorIs(t, g.Add(3), ErrDuplicate)
-	var cur, peak atomic.Int32
-	gate := make(chan struct{})
-	fn := func(context.Context, int) ([]Node[int], error) {
-		n := cur.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
+	synctest.Test(t, func(t *testing.T) {
+		var g Graph[int]
+		for i := range 40 {
+			require.NoError(t, g.Add(i))
 		}
-		<-gate
-		cur.Add(-1)
-		return nil, nil
-	}
-	go func() {
-		// Hold every node until the bound is reached, then let them go.
-		deadline := time.Now().Add(10 * time.Second)
-		for peak.Load() < 3 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+		require.ErrorIs(t, g.Add(3), ErrDuplicate)
+		var running atomic.Int32
+		gate := make(chan struct{})
+		fn := func(context.Context, int) ([]Node[int], error) {
+			running.Add(1)
+			<-gate
+			running.Add(-1)
+			return nil, nil
 		}
-		for range 40 {
+		var (
+			res map[int]error
+			err error
+		)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			res, err = g.Run(context.Background(), Options[int]{Parallelism: 3}, fn)
+		}()
+		for left := 40; left > 0; left-- {
+			synctest.Wait()
+			require.EqualValues(t, min(3, left), running.Load(), "%d nodes left", left)
 			gate <- struct{}{}
 		}
-	}()
-	res, err := g.Run(context.Background(), Options[int]{Parallelism: 3}, fn)
-	require.NoError(t, err)
-	assert.Len(t, res, 40)
-	assert.Equal(t, int32(3), peak.Load())
+		<-done
+		require.NoError(t, err)
+		assert.Len(t, res, 40)
+	})
 }
 
 func TestCancel(t *testing.T) {
@@ -227,7 +229,7 @@ func TestDiscoveredTargets(t *testing.T) {
 	assert.NoError(t, res["child"])
 	assert.NoError(t, res["other"], "a dependency of a discovered target runs")
 	assert.Less(t, rec.index("other"), rec.index("child"))
-	var dep *DependencyError[string]
+	var dep *dependencyError[string]
 	require.ErrorAs(t, res["orphan"], &dep)
 	assert.Equal(t, "broken", dep.Dep)
 	assert.Equal(t, -1, rec.index("ignored"))
@@ -272,10 +274,10 @@ func TestLongChains(t *testing.T) {
 	res, err := g.Run(context.Background(), Options[int]{}, fn)
 	require.NoError(t, err)
 	require.Len(t, res, 2*n)
-	var dep *DependencyError[int]
+	var dep *dependencyError[int]
 	require.ErrorAs(t, res[n-1], &dep)
 	assert.Equal(t, n-2, dep.Dep)
-	var cyc *CycleError[int]
+	var cyc *cycleError[int]
 	require.ErrorAs(t, res[n+5], &cyc)
 	assert.Len(t, cyc.Cycle, n)
 	assert.Equal(t, n+5, cyc.Node)

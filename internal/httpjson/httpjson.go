@@ -1,6 +1,3 @@
-// Package httpjson holds the JSON plumbing shared by fleetkit's HTTP
-// handlers: size-limited decoding that maps every failure to a status code,
-// and one error body shape, {"status":"error","message":"..."}.
 package httpjson
 
 import (

@@ -1,11 +1,10 @@
-// Package httpserver runs the HTTP servers of fleetkit's example binaries
-// with the same timeouts and the same graceful shutdown.
 package httpserver
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -13,17 +12,21 @@ import (
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
-// DefaultDrain is how long Run waits for in-flight requests at shutdown.
-const DefaultDrain = 10 * time.Second
+// defaultDrain is how long Run waits for in-flight requests at shutdown
+// when its drain is 0.
+const defaultDrain = 10 * time.Second
 
-// New returns a server for h with timeouts that protect it from slow
-// clients but leave room for slow handlers (write timeout is left to the
-// handlers, which know their own deadlines). A panic in h is answered 500
-// with the JSON error body and logged (httpjson.Recover), not a dropped
-// connection.
-func New(h http.Handler) *http.Server {
+// New is NewWithLogger(h, nil).
+func New(h http.Handler) *http.Server { return NewWithLogger(h, nil) }
+
+// NewWithLogger returns a server for h with timeouts that protect it from
+// slow clients but leave room for slow handlers (write timeout is left to
+// the handlers, which know their own deadlines). A panic in h is answered
+// 500 with the JSON error body and logged to logger (httpjson.Recover; nil
+// means slog.Default()), not a dropped connection.
+func NewWithLogger(h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
-		Handler:           httpjson.Recover(h, nil),
+		Handler:           httpjson.Recover(h, logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -48,11 +51,11 @@ type Server interface {
 }
 
 // Run serves srv on ln until ctx is done, then shuts down gracefully:
-// new connections are refused and in-flight requests get up to drain to
-// finish. It returns nil after a clean shutdown.
+// new connections are refused and in-flight requests get up to drain (10s
+// when drain is 0) to finish. It returns nil after a clean shutdown.
 func Run(ctx context.Context, srv Server, ln net.Listener, drain time.Duration) error {
 	if drain <= 0 {
-		drain = DefaultDrain
+		drain = defaultDrain
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

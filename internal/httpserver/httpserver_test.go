@@ -1,9 +1,12 @@
 package httpserver
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,15 +63,36 @@ func TestListenError(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// lockedBuffer is a log destination written by the server's goroutines
+// and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer // guarded by mu
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // A panicking handler gets its client a 500 answer, not a dropped
-// connection, and the server goes on serving.
+// connection, the panic goes to the server's logger, and the server goes
+// on serving.
 func TestNewRecovers(t *testing.T) {
 	h := http.NewServeMux()
 	h.HandleFunc("/panic", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	h.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	ln, err := Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	srv := New(h)
+	var logged lockedBuffer
+	srv := NewWithLogger(h, slog.New(slog.NewTextHandler(&logged, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, srv, ln, time.Second) }()
@@ -82,6 +106,7 @@ func TestNewRecovers(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	assert.Contains(t, logged.String(), "panic=boom")
 	resp, err = http.Get(url + "/ok")
 	require.NoError(t, err)
 	resp.Body.Close()

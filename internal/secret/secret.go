@@ -1,7 +1,3 @@
-// Package secret gives fleetkit's binaries their secrets from a file or an
-// environment variable (or, discouraged, a flag, which shows in ps), and
-// tells whether an address is loopback-only, where a service may run
-// without one.
 package secret
 
 import (

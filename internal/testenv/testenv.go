@@ -1,7 +1,3 @@
-// Package testenv decides what an integration test does when a dependency
-// (a binary, a server, the Docker Engine) is missing: under CI=true it
-// fails, otherwise it skips and says why, so plain `go test ./...` works
-// on any machine and still names what it did not run.
 package testenv
 
 import (

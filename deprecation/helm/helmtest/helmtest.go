@@ -1,17 +1,3 @@
-// Package helmtest puts Helm releases into a real cluster for the
-// integration tests of deprecation/helm and of the kdave exporter: charts
-// built in code, installed and upgraded with the Helm SDK (action.Install,
-// action.Upgrade), plus the damage real clusters have (a corrupt release
-// Secret, two revisions labelled deployed).
-//
-// A Kubernetes 1.37 API server refuses objects of removed APIs, so charts
-// with removed APIs are installed with the Helm SDK over the real storage
-// (release Secrets in the cluster) but with Helm's printing kube client,
-// which renders and records without applying: the stored release is the
-// one `helm install` would store on an older cluster. Charts with served
-// APIs, including resource.k8s.io/v1beta1 (deprecated in 1.35, removed in
-// 1.38; the server must run with
-// --runtime-config=resource.k8s.io/v1beta1=true), are fully installed.
 package helmtest
 
 import (
@@ -20,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"go.uber.org/goleak"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -36,9 +23,9 @@ import (
 // APIServerArgs are the kube-apiserver flags Populate needs.
 var APIServerArgs = []string{"--runtime-config=resource.k8s.io/v1beta1=true"}
 
-// Chart returns a chart named name whose templates are the given files
+// newChart returns a chart named name whose templates are the given files
 // (name -> content; hooks carry their helm.sh/hook annotations).
-func Chart(name, version string, templates map[string]string) *chart.Chart {
+func newChart(name, version string, templates map[string]string) *chart.Chart {
 	c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: version, AppVersion: "1.0"}}
 	for n, t := range templates {
 		c.Templates = append(c.Templates, &chart.File{Name: "templates/" + n, Data: []byte(t)})
@@ -112,28 +99,28 @@ spec:
 `
 )
 
-// WebChart has a current Deployment, a resource.k8s.io/v1beta1
+// webChart has a current Deployment, a resource.k8s.io/v1beta1
 // ResourceClaimTemplate and a DeviceClass pre-install hook of the same
 // deprecated API.
-func WebChart() *chart.Chart {
-	return Chart("web", "1.0.0", map[string]string{"deployment.yaml": deployment, "claim.yaml": claimTemplate, "hook.yaml": deviceClassHook})
+func webChart() *chart.Chart {
+	return newChart("web", "1.0.0", map[string]string{"deployment.yaml": deployment, "claim.yaml": claimTemplate, "hook.yaml": deviceClassHook})
 }
 
-// CleanChart uses current APIs only.
-func CleanChart() *chart.Chart {
-	return Chart("clean", "0.1.0", map[string]string{"cm.yaml": configMap})
+// cleanChart uses current APIs only.
+func cleanChart() *chart.Chart {
+	return newChart("clean", "0.1.0", map[string]string{"cm.yaml": configMap})
 }
 
-// LegacyChart has an extensions/v1beta1 Ingress and a policy/v1beta1
+// legacyChart has an extensions/v1beta1 Ingress and a policy/v1beta1
 // PodDisruptionBudget post-install hook, both removed in 1.37.
-func LegacyChart() *chart.Chart {
-	return Chart("legacy", "0.9.0", map[string]string{"ingress.yaml": oldIngress, "pdb.yaml": oldPDBHook})
+func legacyChart() *chart.Chart {
+	return newChart("legacy", "0.9.0", map[string]string{"ingress.yaml": oldIngress, "pdb.yaml": oldPDBHook})
 }
 
-// Config returns a real Helm action configuration for namespace ns of the
+// actionConfig returns a real Helm action configuration for namespace ns of the
 // cluster kubeconfig reaches. With apply false the objects are not applied
 // (Helm's printing kube client) but releases are stored in the cluster.
-func Config(t testing.TB, kubeconfig, ns string, apply bool) *action.Configuration {
+func actionConfig(t testing.TB, kubeconfig, ns string, apply bool) *action.Configuration {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
@@ -157,8 +144,8 @@ func Config(t testing.TB, kubeconfig, ns string, apply bool) *action.Configurati
 	return cfg
 }
 
-// Install installs c as release name in ns.
-func Install(t testing.TB, cfg *action.Configuration, ns, name string, c *chart.Chart, vals map[string]any) {
+// install installs c as release name in ns.
+func install(t testing.TB, cfg *action.Configuration, ns, name string, c *chart.Chart, vals map[string]any) {
 	t.Helper()
 	in := action.NewInstall(cfg)
 	in.Namespace, in.ReleaseName = ns, name
@@ -167,8 +154,8 @@ func Install(t testing.TB, cfg *action.Configuration, ns, name string, c *chart.
 	}
 }
 
-// Upgrade upgrades release name in ns to c.
-func Upgrade(t testing.TB, cfg *action.Configuration, ns, name string, c *chart.Chart, vals map[string]any) {
+// upgrade upgrades release name in ns to c.
+func upgrade(t testing.TB, cfg *action.Configuration, ns, name string, c *chart.Chart, vals map[string]any) {
 	t.Helper()
 	up := action.NewUpgrade(cfg)
 	up.Namespace = ns
@@ -179,13 +166,13 @@ func Upgrade(t testing.TB, cfg *action.Configuration, ns, name string, c *chart.
 
 // Populate creates namespaces shop and billing and, in them:
 //
-//	shop/web       WebChart installed, upgraded twice (revision 3 deployed);
+//	shop/web       webChart installed, upgraded twice (revision 3 deployed);
 //	               revision 2 relabelled deployed, as an interrupted upgrade
 //	               leaves it: revision 3 must win
 //	shop/broken    a release Secret labelled deployed whose data is not gzip
-//	billing/web    WebChart installed once
-//	billing/clean  CleanChart, no findings
-//	billing/legacy LegacyChart (removed APIs), stored but not applied
+//	billing/web    webChart installed once
+//	billing/clean  cleanChart, no findings
+//	billing/legacy legacyChart (removed APIs), stored but not applied
 //
 // so a scan against v1.37 finds: shop/web and billing/web each a
 // ResourceClaimTemplate and a DeviceClass (hook), removal-soon;
@@ -199,10 +186,10 @@ func Populate(t testing.TB, kubeconfig string, client kubernetes.Interface) {
 			t.Fatalf("helmtest: namespace %s: %v", ns, err)
 		}
 	}
-	shop := Config(t, kubeconfig, "shop", true)
-	Install(t, shop, "shop", "web", WebChart(), nil)
-	Upgrade(t, shop, "shop", "web", WebChart(), map[string]any{"tag": "2"})
-	Upgrade(t, shop, "shop", "web", WebChart(), map[string]any{"tag": "3"})
+	shop := actionConfig(t, kubeconfig, "shop", true)
+	install(t, shop, "shop", "web", webChart(), nil)
+	upgrade(t, shop, "shop", "web", webChart(), map[string]any{"tag": "2"})
+	upgrade(t, shop, "shop", "web", webChart(), map[string]any{"tag": "3"})
 	v2, err := client.CoreV1().Secrets("shop").Get(ctx, "sh.helm.release.v1.web.v2", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("helmtest: %v", err)
@@ -222,10 +209,10 @@ func Populate(t testing.TB, kubeconfig string, client kubernetes.Interface) {
 		t.Fatalf("helmtest: corrupt secret: %v", err)
 	}
 
-	billing := Config(t, kubeconfig, "billing", true)
-	Install(t, billing, "billing", "web", WebChart(), nil)
-	Install(t, billing, "billing", "clean", CleanChart(), nil)
-	Install(t, Config(t, kubeconfig, "billing", false), "billing", "legacy", LegacyChart(), nil)
+	billing := actionConfig(t, kubeconfig, "billing", true)
+	install(t, billing, "billing", "web", webChart(), nil)
+	install(t, billing, "billing", "clean", cleanChart(), nil)
+	install(t, actionConfig(t, kubeconfig, "billing", false), "billing", "legacy", legacyChart(), nil)
 }
 
 // Releases are the releases Populate creates that a scan reads, as
@@ -237,3 +224,13 @@ const Corrupt = "shop/broken@1"
 
 // String renders a release as Releases does.
 func String(ns, name string, rev int) string { return fmt.Sprintf("%s/%s@%d", ns, name, rev) }
+
+// AbandonedRenders is the goleak option of a test binary whose tests cut
+// a render off with its context (testenv.MainLeakChecked(m,
+// helmtest.AbandonedRenders())). helm.Render returns when its context is
+// done but cannot stop Helm's template engine, so the render runs to its
+// end on the goroutine Render started: that goroutine outlives the test by
+// design, and is the only one ignored.
+func AbandonedRenders() goleak.Option {
+	return goleak.IgnoreAnyFunction("github.com/fleetkit/fleetkit/deprecation/helm.install")
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -50,7 +51,7 @@ func checkCluster(ctx context.Context, opts cli.ClusterOptions, stderr io.Writer
 		rep.Append(sr.Report())
 	}
 	if opts.APIResources {
-		objects, err := kube.New(restCfg, kube.Options{Namespace: opts.Namespace})
+		objects, err := kube.New(restCfg, kube.Options{Namespace: opts.Namespace, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 		if err != nil {
 			return nil, err
 		}

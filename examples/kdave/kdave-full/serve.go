@@ -198,6 +198,7 @@ func serve(ctx context.Context, restCfg *rest.Config, cfg serveConfig, ln net.Li
 	defer exp.cache.Close()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return exp.cache.Run(gctx) })
-	g.Go(func() error { return httpserver.Run(gctx, httpserver.New(exp.handler), ln, 5*time.Second) })
+	srv := httpserver.NewWithLogger(exp.handler, cfg.cache.Logger)
+	g.Go(func() error { return httpserver.Run(gctx, srv, ln, 5*time.Second) })
 	return g.Wait()
 }

@@ -29,7 +29,14 @@ import (
 // needs it.
 var kubeEnv = kubetest.Env{Options: kubetest.Options{APIServerArgs: helmtest.APIServerArgs}}
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	code := testenv.Run(m)
+	// The shared API server outlives the tests; stopped here, its
+	// processes and the clients' connections to it end before the leak
+	// check.
+	_ = kubeEnv.Stop()
+	os.Exit(testenv.CheckLeaks(code))
+}
 
 func TestParseServeFlags(t *testing.T) {
 	devnull, err := os.Open(os.DevNull)

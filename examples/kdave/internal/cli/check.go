@@ -276,7 +276,7 @@ func LoadRules(path string) (*deprecation.RuleSet, error) {
 // splitCharts separates the Helm charts among paths from the rest.
 func splitCharts(paths []string) (charts, plain []string) {
 	for _, p := range paths {
-		if p != deprecation.Stdin && IsChart(p) {
+		if p != deprecation.Stdin && isChart(p) {
 			charts = append(charts, p)
 		} else {
 			plain = append(plain, p)

@@ -119,10 +119,10 @@ func delegate(ctx context.Context, args []string, stdio IO, f Features, what str
 	return f.Delegate(ctx, args, stdio)
 }
 
-// IsChart reports whether path is a Helm chart: a directory holding
+// isChart reports whether path is a Helm chart: a directory holding
 // Chart.yaml, or a packaged chart (.tgz, .tar.gz). It only looks at the
 // file system, so the lean binary can tell without linking Helm.
-func IsChart(path string) bool {
+func isChart(path string) bool {
 	if strings.HasSuffix(path, ".tgz") || strings.HasSuffix(path, ".tar.gz") {
 		st, err := os.Stat(path)
 		return err == nil && !st.IsDir()

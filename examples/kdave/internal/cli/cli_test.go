@@ -30,6 +30,24 @@ const (
 	hpa     = "apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
 )
 
+func TestIsChart(t *testing.T) {
+	dir := t.TempDir()
+	chart := filepath.Join(dir, "web")
+	require.NoError(t, os.Mkdir(chart, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(chart, "Chart.yaml"), []byte("apiVersion: v2\nname: web\nversion: 0.1.0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "web-0.1.0.tgz"), nil, 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "dir.tgz"), 0o755))
+	for path, want := range map[string]bool{
+		chart:                               true,
+		dir:                                 false,
+		filepath.Join(dir, "web-0.1.0.tgz"): true,
+		filepath.Join(dir, "dir.tgz"):       false,
+		filepath.Join(dir, "none.tar.gz"):   false,
+	} {
+		assert.Equal(t, want, isChart(path), path)
+	}
+}
+
 func TestRun(t *testing.T) {
 	tests := []struct {
 		name       string
