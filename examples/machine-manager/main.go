@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
-	router := lister{client}
+	rtr := router{client}
 
 	var mp machines.Provider
 	switch *provider {
@@ -140,7 +140,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	opts.Registerer = reg
 	opts.Logger = log
 	opts.IsNotFound = func(err error) bool { return errors.Is(err, balancer.ErrUnknownBackend) }
-	mgr, err := rollout.New(mp, router, opts)
+	mgr, err := rollout.New(mp, rtr, opts)
 	if err != nil {
 		return err
 	}
@@ -162,25 +162,13 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	return g.Wait()
 }
 
-// lister lets the manager list the remote balancer's backends (through
-// the admin /health), so that backends left by a previous run are pruned;
-// through Client it also reports the backends the balancer ejected.
-type lister struct{ *balancer.Client }
+// router is the remote balancer as the manager sees it: *balancer.Client
+// reads back what the balancer holds (rollout.RouterReader), its
+// Generation (a restarted balancer is noticed at once) and its ejections.
+type router struct{ *balancer.Client }
 
 var (
-	_ rollout.BackendLister    = lister{}
-	_ rollout.EjectionReporter = lister{}
+	_ rollout.RouterReader     = router{}
+	_ rollout.RouterGeneration = router{}
+	_ rollout.EjectionReporter = router{}
 )
-
-// Backends implements rollout.BackendLister.
-func (l lister) Backends(ctx context.Context, lang string) ([]string, error) {
-	h, err := l.Health(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, uris := range h.Backends[lang] {
-		out = append(out, uris...)
-	}
-	return out, nil
-}
