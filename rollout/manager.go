@@ -567,10 +567,16 @@ func (m *Manager) Teardown(ctx context.Context) error {
 			var a actual
 			if a, err = m.observe(ctx, l); err == nil {
 				for _, mc := range slices.Concat(a.live, a.dead) {
-					if rerr := m.retire(ctx, mc); rerr != nil {
+					// Out of the router whether or not this manager added it.
+					if rerr := m.router.RemoveBackend(ctx, mc.URL()); rerr != nil && !m.opts.IsNotFound(rerr) {
+						errs = append(errs, fmt.Errorf("%w: removing %s: %w", ErrRouter, mc.URL(), rerr))
+						continue
+					}
+					if rerr := m.removeMachine(ctx, mc); rerr != nil {
 						errs = append(errs, rerr)
 					}
 				}
+				err = m.routeLive(ctx, name, nil)
 			}
 		}
 		l.mu.Unlock()

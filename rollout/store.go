@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/fleetkit/fleetkit/internal/atomicfile"
 )
 
 // stateFileVersion is the format version of the state file.
@@ -69,35 +70,8 @@ func SaveState(path string, st State) error {
 	if err != nil {
 		return fmt.Errorf("rollout: encoding state: %w", err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("rollout: writing state: %w", err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("rollout: writing state: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("rollout: syncing state: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("rollout: writing state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rollout: replacing state file: %w", err)
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every file system syncs directories
-		_ = d.Close()
+	if err := atomicfile.Write(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("rollout: writing state file: %w", err)
 	}
 	return nil
 }
