@@ -19,8 +19,9 @@ const (
 	// p99 the new version's may be.
 	DefaultMaxLatencyRatio = 2
 	// DefaultLatencySlack is a latency difference too small to fail a step
-	// on, whatever the ratio (a 2 ms stable p50 against 5 ms is noise).
-	DefaultLatencySlack = 50 * time.Millisecond
+	// on, whatever the ratio: a 2 ms stable p50 against 5 ms, or a p99
+	// that a machine starting beside the others pushes up, is noise.
+	DefaultLatencySlack = 100 * time.Millisecond
 	// DefaultMinRequests is how many requests the new version must have
 	// served in a step before its rates and latency are judged.
 	DefaultMinRequests = 10

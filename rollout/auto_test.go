@@ -3,6 +3,7 @@ package rollout_test
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
@@ -241,4 +243,34 @@ func TestAutoStepOff(t *testing.T) {
 	f := newFixture(t, rollout.Options{})
 	_, err := f.mgr.AutoStep(context.Background(), "python")
 	require.ErrorIs(t, err, rollout.ErrInvalidConfig)
+}
+
+// A machine of the new version that never served — what an interrupted
+// create leaves (a container created but never started) — is no failure
+// of the version: a restarted manager replaces it and the step goes on.
+// (The Docker fault suite found the abort this caused.)
+func TestAutoIgnoresMachinesThatNeverServed(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	src := &fakeMetrics{}
+	f := newFixture(t, rollout.Options{Now: clock.Now, Metrics: src, StateFile: filepath.Join(t.TempDir(), "state.json"),
+		Auto: &rollout.AutoOptions{StepAfter: time.Minute, MinRequests: 10}})
+	ctx := context.Background()
+	f.create("python", 4)
+	require.NoError(t, f.mgr.InitUpdate(ctx, "python", "2.0"))
+	restarted := f.newManager(f.router)
+	left, err := f.provider.Create(ctx, machines.Spec{Language: "python", Version: "2.0", Command: "linter",
+		Labels: map[string]string{rollout.LabelOwner: rollout.DefaultName}})
+	require.NoError(t, err)
+	require.NoError(t, f.provider.Kill(left.ID))
+	require.NoError(t, restarted.Reconcile(ctx, "python"))
+	src.serve("1.0", 100, 0, 5*time.Millisecond)
+	src.serve("2.0", 100, 0, 5*time.Millisecond)
+	_, err = restarted.AutoStep(ctx, "python")
+	require.NoError(t, err)
+	clock.Advance(time.Minute)
+	src.serve("1.0", 100, 0, 5*time.Millisecond)
+	src.serve("2.0", 100, 0, 5*time.Millisecond)
+	d, err := restarted.AutoStep(ctx, "python")
+	require.NoError(t, err)
+	assert.Equal(t, rollout.AutoAdvanced, d, "%v", restarted.Verdicts("python"))
 }

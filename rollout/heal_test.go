@@ -180,3 +180,36 @@ func TestTeardown(t *testing.T) {
 	all, _ = f.provider.List(ctx)
 	assert.Empty(t, all, "the desired count is 0")
 }
+
+// An abort does not wait for a pass that is still replacing machines of
+// the version it aborts: the pass gives way between two machines (on
+// Docker, an abort waited behind a pass replacing crashing machines one
+// after another).
+func TestAbortPreemptsAReconcile(t *testing.T) {
+	f := newFixture(t, rollout.Options{Steps: []int{100}})
+	ctx := context.Background()
+	f.create("python", 6)
+	f.log.take()
+	f.provider.SetCreateDelay(100 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- f.mgr.InitUpdate(ctx, "python", "2.0") }()
+	eventually(t, func() bool {
+		for _, mc := range f.versions("python") {
+			if mc == "2.0" {
+				return true
+			}
+		}
+		return false
+	}, "the update replaces its first machine")
+	// The update completed at once (one step): abort it by rolling back.
+	require.NoError(t, f.mgr.Rollback(ctx, "python"))
+	require.NoError(t, <-done)
+	creates := 0
+	for _, e := range f.log.take() {
+		if len(e) > 10 && e[:10] == "create 2.0" {
+			creates++
+		}
+	}
+	assert.Less(t, creates, 6, "the update's pass stopped for the rollback")
+	assert.Equal(t, map[string]int{"1.0": 6}, f.count("python"))
+}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -206,7 +207,7 @@ type Manager struct {
 	history *history
 
 	// mu guards phases, desired, backward, dead, routed, ratios, owners,
-	// versionOf, creating, failures, verdicts and baselines.
+	// versionOf, served, creating, failures, verdicts and baselines.
 	mu        sync.Mutex
 	phases    map[string]Phase
 	desired   map[string]int            // language → machines wanted; absent: not known yet
@@ -216,6 +217,7 @@ type Manager struct {
 	ratios    map[string]map[string]int // language → ratio last set
 	owners    map[string]string         // machine ID → language, for events
 	versionOf map[string]string         // machine ID → version, for failures
+	served    map[string]bool           // machine ID → seen healthy (created, or a health check passed)
 	creating  int                       // Creates under way, for MaxMachines
 	failures  []machineFailure          // the latest machines that became unhealthy
 	verdicts  map[string][]Verdict      // language → the latest steps' verdicts
@@ -237,6 +239,10 @@ type lang struct {
 	// mu serializes every operation and reconcile of the language.
 	mu   sync.Mutex
 	kick chan struct{}
+	// pending counts the transitions waiting for mu: a reconcile gives way
+	// to them between two machines (an abort must not wait for a pass
+	// that replaces crashing machines of the version it aborts).
+	pending atomic.Int32
 }
 
 // New returns a Manager over provider and router. It validates opts and
@@ -264,6 +270,7 @@ func New(provider machines.Provider, router Router, opts Options) (*Manager, err
 
 		desired:   map[string]int{},
 		versionOf: map[string]string{},
+		served:    map[string]bool{},
 		verdicts:  map[string][]Verdict{},
 		baselines: map[string]baseline{},
 		history:   newHistory(opts.History),
@@ -672,7 +679,9 @@ func (m *Manager) Abort(ctx context.Context, lang string) error {
 // before machines.
 func (m *Manager) transition(ctx context.Context, l *lang, kind string, f func(Phase) (Phase, error)) error {
 	backward := kind == "rollback" || kind == "abort"
+	l.pending.Add(1)
 	l.mu.Lock()
+	l.pending.Add(-1)
 	defer l.mu.Unlock()
 	m.mu.Lock()
 	cur := m.phases[l.name]
@@ -691,7 +700,7 @@ func (m *Manager) transition(ctx context.Context, l *lang, kind string, f func(P
 		m.metrics.transitions.WithLabelValues(l.name, kind).Inc()
 	}
 	m.log.Info("rollout phase changed", "lang", l.name, "from", describe(cur, m.opts.Steps), "to", describe(next, m.opts.Steps))
-	if err := m.reconcileLocked(ctx, l); err != nil {
+	if err := m.reconcileLocked(ctx, l); err != nil && !errors.Is(err, errPreempted) {
 		m.Kick(l.name)
 		return fmt.Errorf("%s: phase changed to %s, but converging failed (will retry): %w", l.name, describe(next, m.opts.Steps), err)
 	}
@@ -777,6 +786,13 @@ func (m *Manager) Kick(lang string) {
 // onHealth is the checker's Notify: a machine that turned unhealthy is
 // recorded and its language reconciled (taken out of the router).
 func (m *Manager) onHealth(ev health.Event) {
+	if ev.State == health.Healthy {
+		m.mu.Lock()
+		if _, ok := m.owners[ev.Target.ID]; ok {
+			m.served[ev.Target.ID] = true
+		}
+		m.mu.Unlock()
+	}
 	if !ev.Changed || ev.State != health.Unhealthy {
 		return
 	}
@@ -805,6 +821,11 @@ func (m *Manager) setDead(id, why string) bool {
 	lang := m.owners[id]
 	if !already {
 		m.dead[id] = &deadInfo{why: why}
+	}
+	// Only a machine seen serving can fail: one that never answered (what
+	// an interrupted create left, a container created but never started)
+	// says nothing of its version.
+	if !already && m.served[id] {
 		m.failures = append(m.failures, machineFailure{lang: lang, version: m.versionOf[id], at: m.opts.Now()})
 		if len(m.failures) > maxFailures {
 			m.failures = slices.Delete(m.failures, 0, len(m.failures)-maxFailures)

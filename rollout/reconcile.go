@@ -92,6 +92,7 @@ func (m *Manager) forgetGone(ctx context.Context, lang string, present map[strin
 		m.mu.Lock()
 		delete(m.owners, g.id)
 		delete(m.versionOf, g.id)
+		delete(m.served, g.id)
 		delete(m.routed, g.id)
 		delete(m.dead, g.id)
 		m.mu.Unlock()
@@ -154,6 +155,18 @@ func (m *Manager) Sync(ctx context.Context) error {
 
 // createParallel bounds the machines a backward move creates at once.
 const createParallel = 4
+
+// errPreempted ends a reconcile pass that gave way to a transition; the
+// transition reconciles to its own phase.
+var errPreempted = errors.New("rollout: reconcile gave way to a phase change")
+
+// preempted reports whether a transition of l waits for its lock.
+func preempted(l *lang) error {
+	if l.pending.Load() > 0 {
+		return errPreempted
+	}
+	return nil
+}
 
 // reconcileLocked is one level-based pass over lang; l.mu is held.
 //
@@ -243,6 +256,9 @@ func (m *Manager) reconcileLocked(ctx context.Context, l *lang) error {
 		g.SetLimit(createParallel)
 		for _, v := range create {
 			g.Go(func() error {
+				if err := preempted(l); err != nil {
+					return err
+				}
 				_, err := m.createLocked(gctx, l, v)
 				return err
 			})
@@ -261,6 +277,9 @@ func (m *Manager) reconcileLocked(ctx context.Context, l *lang) error {
 		return nil
 	}
 	for i := range max(len(create), len(surplus)) {
+		if err := preempted(l); err != nil {
+			return err
+		}
 		if i < len(create) {
 			if _, err := m.createLocked(ctx, l, create[i]); err != nil {
 				return err
@@ -345,6 +364,9 @@ func (m *Manager) createLocked(ctx context.Context, l *lang, version string) (ma
 		return machines.Machine{}, fmt.Errorf("%w: creating a %s %s machine: %w", ErrMachines, l.name, version, err)
 	}
 	m.track(mc)
+	m.mu.Lock()
+	m.served[mc.ID] = true // Create returned once it answered /health
+	m.mu.Unlock()
 	if err := m.route(ctx, mc); err != nil {
 		if rerr := m.removeMachine(context.WithoutCancel(ctx), mc); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -443,6 +465,7 @@ func (m *Manager) removeMachine(ctx context.Context, mc machines.Machine) error 
 	m.mu.Lock()
 	delete(m.owners, mc.ID)
 	delete(m.versionOf, mc.ID)
+	delete(m.served, mc.ID)
 	m.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, m.opts.RemoveTimeout)
 	defer cancel()
@@ -550,7 +573,11 @@ func (m *Manager) loop(ctx context.Context, l *lang) {
 		case <-t.C:
 		}
 		next := m.opts.ResyncInterval
-		if err := m.Reconcile(ctx, l.name); err != nil {
+		err := m.Reconcile(ctx, l.name)
+		if errors.Is(err, errPreempted) {
+			err = nil // the transition that preempted it reconciles
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
