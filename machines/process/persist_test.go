@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -135,4 +137,40 @@ func TestStateFileSurvivesSIGKILL(t *testing.T) {
 func TestKeepOnCloseRefusesParentDeathSignal(t *testing.T) {
 	_, err := process.New(process.Options{KeepOnClose: true, ParentDeathSignal: syscall.SIGKILL})
 	require.Error(t, err)
+}
+
+// A manager killed between a machine's fork and the record of its PID
+// leaves a record without one; the next Provider finds the process by the
+// marker in its environment and adopts it (the fault suite found the
+// orphan this left).
+func TestStateFileFindsAMachineStartedButNotRecorded(t *testing.T) {
+	testenv.Short(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("processes are found by their environment in /proc")
+	}
+	state := filepath.Join(t.TempDir(), "machines.json")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	cmd := exec.Command(exe, "-test.run=^$", addr)
+	cmd.Env = append(os.Environ(), helperEnv+"=serve", "FLEETKIT_MACHINE="+state+"#process-7")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.NoError(t, os.WriteFile(state, fmt.Appendf(nil,
+		`{"version":1,"seq":7,"machines":[{"id":"process-7","pid":0,"address":%q,"language":"python","version":"1.0","labels":{"a":"b"}}]}`,
+		addr), 0o600))
+
+	p := newProvider(t, process.Options{StateFile: state, StopTimeout: 2 * time.Second})
+	got, err := p.List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "process-7", got[0].ID)
+	assert.Equal(t, addr, got[0].Address)
+	assert.Equal(t, machines.StateRunning, got[0].State)
+	require.NoError(t, p.Remove(context.Background(), "process-7"))
+	require.Eventually(t, func() bool { return groupGone(cmd.Process.Pid) }, 10*time.Second, 10*time.Millisecond)
 }

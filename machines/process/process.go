@@ -113,9 +113,13 @@ type Provider struct {
 	// saveMu serializes writes of the state file.
 	saveMu sync.Mutex
 
-	// mu guards machines, seq and closed.
+	// mu guards machines, starting, seq and closed.
 	mu       sync.Mutex
 	machines map[string]*proc
+	// starting are the machines whose process is being started: recorded
+	// (without a PID) before the fork, so that a manager killed before it
+	// records the PID leaves no process its successor cannot find.
+	starting map[string]record
 	seq      int
 	closed   bool
 }
@@ -171,7 +175,7 @@ func New(opts Options) (*Provider, error) {
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
-	p := &Provider{opts: opts, machines: make(map[string]*proc), abandon: make(chan struct{})}
+	p := &Provider{opts: opts, machines: make(map[string]*proc), starting: map[string]record{}, abandon: make(chan struct{})}
 	if opts.StateFile != "" {
 		lock, err := lockFile(opts.StateFile + ".lock")
 		if err != nil {
@@ -228,6 +232,15 @@ func (p *Provider) adopt() error {
 	}
 	p.seq = doc.Seq
 	for _, r := range doc.Machines {
+		if r.PID == 0 {
+			// Recorded before its fork: find the process, if it started,
+			// by the marker in its environment.
+			r.PID = findMarked(markerEnv + "=" + p.marker(r.ID))
+			if r.PID == 0 {
+				continue
+			}
+			r.Start, _ = startTime(r.PID)
+		}
 		st, alive := startTime(r.PID)
 		if !alive || r.PID <= 0 || (r.Start != 0 && st != r.Start) {
 			continue // gone (its PID may be another process's now)
@@ -243,6 +256,13 @@ func (p *Provider) adopt() error {
 	}
 	return p.save()
 }
+
+// markerEnv is the environment variable that marks a machine's process
+// with its state file and ID.
+const markerEnv = "FLEETKIT_MACHINE"
+
+// marker is the value of markerEnv for machine id.
+func (p *Provider) marker(id string) string { return p.opts.StateFile + "#" + id }
 
 // watchAdopted notices the exit of a machine that is not this process's
 // child.
@@ -274,7 +294,7 @@ func (p *Provider) save() error {
 	p.saveMu.Lock()
 	defer p.saveMu.Unlock()
 	p.mu.Lock()
-	doc := stateDoc{Version: stateVersion, Seq: p.seq, Machines: []record{}}
+	doc := stateDoc{Version: stateVersion, Seq: p.seq, Machines: slices.Collect(maps.Values(p.starting))}
 	for _, pr := range p.machines {
 		doc.Machines = append(doc.Machines, record{ID: pr.m.ID, PID: pr.pid, Start: pr.start, Address: pr.m.Address,
 			Language: pr.m.Language, Version: pr.m.Version, Labels: pr.m.Labels, CreatedAt: pr.m.CreatedAt, Log: pr.logPath})
@@ -356,6 +376,7 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 	}
 	var logFile *os.File
 	if persist {
+		cmd.Env = append(cmd.Env, markerEnv+"="+p.marker(pr.m.ID))
 		// A file, not a pipe: the machine outlives this process.
 		dir := p.opts.StateFile + ".logs"
 		pr.logPath = filepath.Join(dir, pr.m.ID+".log")
@@ -368,6 +389,21 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 			return machines.Machine{}, false, fmt.Errorf("process: machine log: %w", err)
 		}
 		cmd.Stdout, cmd.Stderr = logFile, logFile
+		p.starting[pr.m.ID] = record{ID: pr.m.ID, Address: addr, Language: spec.Language, Version: spec.Version,
+			Labels: maps.Clone(pr.m.Labels), CreatedAt: pr.m.CreatedAt, Log: pr.logPath}
+		p.mu.Unlock()
+		err = p.save()
+		p.mu.Lock()
+		if err == nil && p.closed {
+			err = machines.ErrClosed
+		}
+		if err != nil {
+			delete(p.starting, pr.m.ID)
+			p.mu.Unlock()
+			_ = logFile.Close()
+			_ = os.Remove(pr.logPath)
+			return machines.Machine{}, false, err
+		}
 	} else {
 		pr.tail = &tail{}
 		var out io.Writer = pr.tail
@@ -378,11 +414,13 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 		cmd.WaitDelay = time.Second // a grandchild holding the pipes must not hang Wait
 	}
 	waiter, err := p.launch(cmd)
+	delete(p.starting, pr.m.ID)
 	if logFile != nil {
 		_ = logFile.Close() // the child has its own
 	}
 	if err != nil {
 		p.mu.Unlock()
+		_ = p.save()
 		return machines.Machine{}, false, fmt.Errorf("process: starting %s: %w", spec.Command, err)
 	}
 	pr.pid = cmd.Process.Pid
