@@ -50,7 +50,11 @@ func (m *Manager) observe(ctx context.Context, l *lang) (actual, error) {
 		present[mc.ID] = true
 		m.track(mc)
 		if mc.State != machines.StateRunning {
-			m.setDead(mc.ID, "not running ("+string(mc.State)+")")
+			why := "not running (" + string(mc.State) + ")"
+			if mc.Reason != "" {
+				why += ": " + mc.Reason
+			}
+			m.setDead(mc.ID, why)
 		}
 		if m.isDead(mc.ID) {
 			a.dead = append(a.dead, mc)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/machinestest"
 	"github.com/fleetkit/fleetkit/machines/process"
 )
 
@@ -173,4 +174,34 @@ func TestStateFileFindsAMachineStartedButNotRecorded(t *testing.T) {
 	assert.Equal(t, machines.StateRunning, got[0].State)
 	require.NoError(t, p.Remove(context.Background(), "process-7"))
 	require.Eventually(t, func() bool { return groupGone(cmd.Process.Pid) }, 10*time.Second, 10*time.Millisecond)
+}
+
+// With a state file and KeepOnClose the provider passes the conformance
+// suite as one that adopts: a new provider of the same file owns the
+// machines of a closed one.
+func TestConformancePersistent(t *testing.T) {
+	testenv.Short(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the start time that guards against reused PIDs is read from /proc")
+	}
+	dir := t.TempDir()
+	machinestest.RunConformance(t, machinestest.Harness{
+		New: func(t *testing.T, name string) machines.Provider {
+			p, err := process.New(process.Options{Name: name, StopTimeout: time.Second,
+				StateFile: filepath.Join(dir, name+".json"), KeepOnClose: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { // KeepOnClose: the test removes what is left
+				ms, _ := p.List(context.Background())
+				for _, m := range ms {
+					_ = p.Remove(context.Background(), m.ID)
+				}
+				_ = p.Close()
+			})
+			return p
+		},
+		Spec: func(t *testing.T, language, version string) machines.Spec {
+			return linterSpec(t, language, version)
+		},
+		Adopts: true,
+	})
 }

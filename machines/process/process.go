@@ -573,6 +573,7 @@ func (p *Provider) List(ctx context.Context) ([]machines.Machine, error) {
 		select {
 		case <-pr.done:
 			m.State = machines.StateExited
+			m.Reason = fmt.Sprintf("process %d: %v", pr.pid, pr.exitErr)
 		default:
 		}
 		out = append(out, m)
