@@ -232,7 +232,7 @@ auto:
   enabled: true
   step_after: 3s
   min_requests: 5
-  latency_slack: 200ms
+  latency_slack: 250ms
   max_error_rate: 0.01
 languages:
   python:
