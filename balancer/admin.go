@@ -31,10 +31,13 @@ type AdminOptions struct {
 // (relative to where it is mounted):
 //
 //	GET  /health    {"status":"ok"}; with the secret (header) also the
-//	                backends per language and version
+//	                backends per language and version, the ratios, the
+//	                ejected backends and the Generation token
 //	POST /add       {"lang","version","uri","secretKey"}
 //	POST /remove    {"uri","secretKey"} (optional "lang")
-//	POST /ratio     {"lang","versionRatio":{"1.0":95,"2.0":5},"secretKey"}
+//	POST /ratio     {"lang","versionRatio":{"1.0":95,"2.0":5},"secretKey"};
+//	                400 when no version with weight has a backend while
+//	                the language has some (it would answer 503 for good)
 //	GET  /backends  the full Status (secret in the header)
 //	GET  /metrics   AdminOptions.Metrics (secret in the header), if set
 //

@@ -3,6 +3,8 @@ package balancer
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -97,6 +99,12 @@ type Balancer struct {
 	// once published (a new map is swapped in when a language comes or goes).
 	langs atomic.Pointer[map[string]*langEntry]
 
+	// instance names this Balancer value (random, made by New), so that a
+	// restarted balancer is told from the old one by its Generation.
+	instance string
+	// generation counts the changes of backends and ratios; bumped under mu.
+	generation atomic.Uint64
+
 	// mu guards state and byURI, and serializes every rebuild and swap.
 	mu    sync.Mutex
 	state map[string]*language
@@ -168,7 +176,10 @@ func New(opts Options) (*Balancer, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
 	b := &Balancer{
+		instance:    hex.EncodeToString(id[:]),
 		total:       total,
 		ejectAfter:  eject,
 		baseEject:   cmp.Or(opts.BaseEjectionTime, DefaultBaseEjectionTime),
@@ -210,10 +221,21 @@ func (b *Balancer) Pick(lang string) (*Backend, error) {
 	return e.picker.Load().p.Pick()
 }
 
-// PickOther returns a backend of lang other than avoid, for a retry; it
-// asks the picker a few times, then falls back to a round robin over the
-// eligible backends. ErrNoBackend when avoid is the only one.
+// PickOther returns a backend of lang other than avoid, for a retry,
+// preferring one that is not already failing (see PickRetry).
+// ErrNoBackend when avoid is the only one.
 func (b *Balancer) PickOther(lang string, avoid *Backend) (*Backend, error) {
+	return b.PickRetry(lang, []*Backend{avoid})
+}
+
+// PickRetry returns a backend of lang that is not in tried, for a retry.
+// It prefers, in this order, what the picker gives (so the ratio holds
+// for retries too) and then any eligible backend, among those not already
+// failing (no consecutive failure since their last success): after many
+// backends die at once, a retry lands on one that still answers rather
+// than on another dead one. Only when every untried backend is failing
+// does it return one of those. ErrNoBackend when none is left.
+func (b *Balancer) PickRetry(lang string, tried []*Backend) (*Backend, error) {
 	e := (*b.langs.Load())[lang]
 	if e == nil {
 		return nil, ErrNoBackend
@@ -224,18 +246,55 @@ func (b *Balancer) PickOther(lang string, avoid *Backend) (*Backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		if be != avoid {
+		if !slices.Contains(tried, be) && be.failures.Load() == 0 {
 			return be, nil
 		}
 	}
 	n := uint64(len(box.eligible))
 	start := box.next.Add(1)
+	var failing *Backend
 	for i := range n {
-		if be := box.eligible[(start+i)%n]; be != avoid {
+		be := box.eligible[(start+i)%n]
+		if slices.Contains(tried, be) {
+			continue
+		}
+		if be.failures.Load() == 0 {
 			return be, nil
 		}
+		if failing == nil {
+			failing = be
+		}
+	}
+	if failing != nil {
+		return failing, nil
 	}
 	return nil, ErrNoBackend
+}
+
+// Generation returns a token that changes whenever a backend is added or
+// removed or a ratio is set, and differs between two Balancer values
+// (a restarted balancer never gives an old token): a machine manager that
+// remembers the token it saw after converging knows cheaply whether the
+// balancer still holds what it set. Ejections and readmissions do not
+// change it.
+func (b *Balancer) Generation(context.Context) (string, error) {
+	return fmt.Sprintf("%s.%d", b.instance, b.generation.Load()), nil
+}
+
+// Routes returns lang's backends (URI → version) and its ratio (nil when
+// none was set): what a machine manager compares with what it wants.
+func (b *Balancer) Routes(_ context.Context, lang string) (backends map[string]string, ratio map[string]int, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	backends = map[string]string{}
+	l := b.state[lang]
+	if l == nil {
+		return backends, nil, nil
+	}
+	for _, be := range l.backends {
+		backends[be.URI] = be.Version
+	}
+	return backends, maps.Clone(l.ratio), nil
 }
 
 // AddBackend implements Router.
@@ -261,6 +320,7 @@ func (b *Balancer) AddBackend(_ context.Context, lang, version, uri string) erro
 	nb.inRotation = time.Now()
 	l.backends = append(l.backends, nb)
 	b.byURI[uri] = nb
+	b.generation.Add(1)
 	b.rebuildLocked(l)
 	return nil
 }
@@ -287,7 +347,11 @@ func (b *Balancer) removeBackend(_ context.Context, lang, uri string) error {
 }
 
 // SetRatio implements Router. The weights must be non-negative and sum to
-// RatioTotal; versions left out get no traffic. The new sequence starts
+// RatioTotal; versions left out get no traffic. A ratio that gives weight
+// only to versions without a backend, while the language has backends, is
+// refused (ErrInvalidRatio): it would leave the language answering 503 for
+// good. A version with weight but no backend beside one with backends is
+// accepted: its share goes to the others until its backends come. The new sequence starts
 // from its beginning, so the next RatioTotal picks are split exactly.
 func (b *Balancer) SetRatio(_ context.Context, lang string, ratio map[string]int) error {
 	if lang == "" {
@@ -316,10 +380,25 @@ func (b *Balancer) SetRatio(_ context.Context, lang string, ratio map[string]int
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.state[lang]
+	if l != nil && len(l.backends) > 0 {
+		// A ratio that weighs only versions without a backend would leave
+		// the language 503 while its backends sit idle.
+		present := map[string]bool{}
+		served := false
+		for _, be := range l.backends {
+			present[be.Version] = true
+			served = served || ratio[be.Version] > 0
+		}
+		if !served {
+			return fmt.Errorf("%w: no version with weight has a backend in %q (its backends run %v): add them first",
+				ErrInvalidRatio, lang, slices.Sorted(maps.Keys(present)))
+		}
+	}
 	if l == nil {
 		l = b.addLanguageLocked(lang)
 	}
 	l.ratio = maps.Clone(ratio)
+	b.generation.Add(1)
 	b.rebuildLocked(l)
 	return nil
 }
@@ -526,14 +605,18 @@ func (b *Balancer) Backends(context.Context) (Status, error) {
 	return st, nil
 }
 
-// Health returns the backends per language and version, and those that
-// passive health has ejected, as the admin /health call reports them to a
-// caller that gave the secret.
+// Health returns the backends per language and version, the ratios, the
+// Generation token and the backends that passive health has ejected, as
+// the admin /health call reports them to a caller that gave the secret.
 func (b *Balancer) Health(context.Context) (Health, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	h := Health{Status: "ok", Backends: make(map[string]map[string][]string, len(b.state)), Ejected: []EjectedBackend{}}
+	h := Health{Status: "ok", Backends: make(map[string]map[string][]string, len(b.state)), Ejected: []EjectedBackend{},
+		Ratios: map[string]map[string]int{}, Generation: fmt.Sprintf("%s.%d", b.instance, b.generation.Load())}
 	for name, l := range b.state {
+		if l.ratio != nil {
+			h.Ratios[name] = maps.Clone(l.ratio)
+		}
 		vs := map[string][]string{}
 		for _, be := range l.backends {
 			vs[be.Version] = append(vs[be.Version], be.URI)
@@ -622,6 +705,10 @@ type Health struct {
 	Status   string                         `json:"status"`
 	Backends map[string]map[string][]string `json:"backends,omitempty"`
 	Ejected  []EjectedBackend               `json:"ejected,omitempty"`
+	// Ratios maps each language with a ratio set to it.
+	Ratios map[string]map[string]int `json:"ratios,omitempty"`
+	// Generation is the Balancer's Generation token.
+	Generation string `json:"generation,omitempty"`
 }
 
 // EjectedBackend is a backend passive health has taken out of rotation.
@@ -650,6 +737,7 @@ func (b *Balancer) addLanguageLocked(name string) *language {
 
 func (b *Balancer) removeLocked(be *Backend) {
 	delete(b.byURI, be.URI)
+	b.generation.Add(1)
 	if be.readmitTimer != nil {
 		be.readmitTimer.Stop()
 		be.readmitTimer = nil

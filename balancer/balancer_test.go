@@ -191,8 +191,9 @@ func TestShareOfVersionWithoutHealthyBackend(t *testing.T) {
 	})
 	t.Run("none left is ErrNoBackend", func(t *testing.T) {
 		b := newBalancer(t, balancer.Options{})
-		fleet(t, b, "python", map[string]int{"1.0": 1})
+		uris := fleet(t, b, "python", map[string]int{"1.0": 1, "2.0": 1})
 		require.NoError(t, b.SetRatio(ctx, "python", map[string]int{"2.0": 100}))
+		require.NoError(t, b.RemoveBackend(ctx, uris["2.0"][0]))
 		_, err := b.Pick("python")
 		assert.ErrorIs(t, err, balancer.ErrNoBackend)
 	})

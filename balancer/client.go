@@ -158,6 +158,30 @@ func (c *Client) EjectedBackends(ctx context.Context) (map[string]time.Time, err
 	return out, nil
 }
 
+// Generation returns the remote balancer's Generation token: GET /health
+// with the secret.
+func (c *Client) Generation(ctx context.Context) (string, error) {
+	h, err := c.Health(ctx)
+	return h.Generation, err
+}
+
+// Routes returns lang's backends (URI → version) and ratio (nil when none
+// is set) on the remote balancer, as Balancer.Routes does: GET /health
+// with the secret.
+func (c *Client) Routes(ctx context.Context, lang string) (map[string]string, map[string]int, error) {
+	h, err := c.Health(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	backends := map[string]string{}
+	for v, uris := range h.Backends[lang] {
+		for _, u := range uris {
+			backends[u] = v
+		}
+	}
+	return backends, h.Ratios[lang], nil
+}
+
 func (c *Client) post(ctx context.Context, path string, body any, kind error) error {
 	b, err := json.Marshal(body)
 	if err != nil {

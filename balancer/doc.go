@@ -16,14 +16,20 @@
 // equally (so with a single version, plain round robin). Versions a ratio
 // leaves out (or weighs 0) get nothing. A version with weight but no healthy
 // backend hands its share to the others in proportion to their weights;
-// when none is left, Pick returns ErrNoBackend. Every change (a backend
+// when none is left, Pick returns ErrNoBackend. SetRatio refuses a ratio
+// whose weighted versions have no backend at all while the language has
+// some. Generation is a token that changes with every change of backends
+// or ratios and differs between Balancer values, and Routes lists what a
+// language holds, so a machine manager sees cheaply whether the balancer
+// (restarted, or changed by hand) still holds what it set. Every change (a backend
 // added, removed, ejected or readmitted, a ratio set) restarts the sequence.
 //
 // Proxy is the public API, POST /lint/{language}, forwarding to the picked
 // backend's /lint (over its own keep-alive HTTP/1.1 forwarder for http://
-// backends, http.Transport for https://) with one retry on another backend
-// after a connection failure, and 502/503/504 JSON errors, never a 200 for
-// a failure. Answers up to ProxyOptions.MaxResponseBody are buffered (a
+// backends, http.Transport for https://) with retries after connection
+// failures, each on a backend not tried yet and preferably not already
+// failing (PickRetry), and 502/503/504 JSON errors, never a 200 for a
+// failure. Answers up to ProxyOptions.MaxResponseBody are buffered (a
 // backend dying mid-answer is retried or a 502); larger ones with a
 // Content-Length are streamed, and cut — never completed — if the backend
 // dies mid-way.

@@ -2,6 +2,7 @@ package balancer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -30,6 +31,9 @@ const (
 	// DefaultMaxResponseBody bounds an upstream answer when
 	// ProxyOptions.MaxResponseBody is zero.
 	DefaultMaxResponseBody = 8 << 20
+	// DefaultMaxRetries bounds the retries of one request when
+	// ProxyOptions.MaxRetries is zero.
+	DefaultMaxRetries = 16
 )
 
 // ProxyOptions configures a Proxy. The zero value is usable.
@@ -59,6 +63,13 @@ type ProxyOptions struct {
 	// the backend, as the input may be what is slow to lint. 0 means
 	// DefaultProxyTimeout.
 	Timeout time.Duration
+	// MaxRetries bounds how many times one request is retried after
+	// connection failures, each time on a backend it has not tried yet
+	// (see Balancer.PickRetry), and never once Timeout has passed since it
+	// arrived. A failed connection costs little, so after many backends
+	// die at once a request walks past the dead ones to one that answers.
+	// 0 means DefaultMaxRetries; a negative value never retries.
+	MaxRetries int
 	// Registerer receives the proxy's metrics (requests, durations,
 	// retries). nil means no metrics.
 	Registerer prometheus.Registerer
@@ -79,9 +90,10 @@ type ProxyOptions struct {
 //     whole answer (connection refused, reset or timed out while
 //     connecting, the backend died before or in the middle of its answer)
 //     the failure counts against that backend and the request is retried
-//     once on another backend; if there is none or it fails too: 502. A
-//     lint is idempotent, so a request the dead backend may have seen is
-//     retried as well;
+//     on another backend it has not tried, preferring those not already
+//     failing, up to MaxRetries times within Timeout; when none is left or
+//     the last one fails too: 502. A lint is idempotent, so a request the
+//     dead backend may have seen is retried as well;
 //   - an attempt that exceeds Timeout is 504 and is not retried (the time
 //     budget is spent; a slow backend is not a dead one). It does not count
 //     against the backend: a slow lint may be the input's doing;
@@ -111,6 +123,7 @@ type Proxy struct {
 	transport    http.RoundTripper
 	maxBody      int64
 	maxResponse  int64
+	maxRetries   int
 	timeout      time.Duration
 	metrics      *proxyMetrics
 	logger       *slog.Logger
@@ -234,6 +247,7 @@ func NewProxy(b *Balancer, opts ProxyOptions) (*Proxy, error) {
 		transport:   opts.Transport,
 		maxBody:     opts.MaxBody,
 		maxResponse: opts.MaxResponseBody,
+		maxRetries:  cmp.Or(opts.MaxRetries, DefaultMaxRetries),
 		timeout:     opts.Timeout,
 		logger:      opts.Logger,
 	}
@@ -319,6 +333,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body 
 
 	resp := p.getBuf()
 	defer p.putBuf(resp)
+	var triedBuf [4]*Backend
+	tried := triedBuf[:0]
 	for attempt := 0; ; attempt++ {
 		res, up, err := p.attempt(r, be, body, resp)
 		switch res {
@@ -354,8 +370,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body 
 		// connFailed
 		p.reportFailure(be, failConnection, err)
 		p.count(lang, be, http.StatusBadGateway)
-		if attempt == 0 {
-			if next, perr := p.bal.PickOther(lang, be); perr == nil {
+		tried = append(tried, be)
+		if attempt < p.maxRetries && time.Since(start) < p.timeout {
+			if next, perr := p.bal.PickRetry(lang, tried); perr == nil {
 				if p.metrics != nil {
 					p.metrics.retries.WithLabelValues(lang).Inc()
 				}

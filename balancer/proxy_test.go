@@ -3,6 +3,7 @@ package balancer_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -422,7 +423,9 @@ func testProxyFault(t *testing.T, su setup, tt faultCase) {
 	assert.Equal(t, before, badHits(), "an ejected backend gets no traffic")
 }
 
-func TestProxyRetriesExactlyOnce(t *testing.T) {
+// A request is retried after connection failures on each backend at most
+// once; with MaxRetries 1 it is retried exactly once.
+func TestProxyRetriesEachBackendOnce(t *testing.T) {
 	tests := []struct {
 		name string
 		bad  func(t *testing.T) (string, func() int64)
@@ -435,22 +438,33 @@ func TestProxyRetriesExactlyOnce(t *testing.T) {
 	}
 	for _, su := range setups {
 		for _, tt := range tests {
-			t.Run(su.name+"/"+tt.name, func(t *testing.T) {
-				e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{})
-				var hits []func() int64
-				for range 3 {
-					u, h := tt.bad(t)
-					e.add(t, "python", "1.0", u)
-					hits = append(hits, h)
-				}
-				code, got := e.lint(t, "python", `{"code":""}`)
-				assert.Equal(t, http.StatusBadGateway, code, got)
-				assert.Equal(t, 1.0, metricValue(t, e.reg, "fleetkit_balancer_retries_total", "python"))
-				assert.Equal(t, 2.0, metricSum(t, e.reg, "fleetkit_balancer_requests_total"), "two attempts")
-				if tt.name == "dying" {
-					assert.Equal(t, []int64{1, 1, 0}, []int64{hits[0](), hits[1](), hits[2]()})
-				}
-			})
+			for _, max := range []int{0, 1} {
+				t.Run(fmt.Sprintf("%s/%s/max-retries-%d", su.name, tt.name, max), func(t *testing.T) {
+					e := newProxyEnv(t, su, balancer.Options{}, balancer.ProxyOptions{MaxRetries: max})
+					var hits []func() int64
+					for range 3 {
+						u, h := tt.bad(t)
+						e.add(t, "python", "1.0", u)
+						hits = append(hits, h)
+					}
+					code, got := e.lint(t, "python", `{"code":""}`)
+					assert.Equal(t, http.StatusBadGateway, code, got)
+					attempts := 3 // the default: every backend once
+					if max == 1 {
+						attempts = 2
+					}
+					assert.Equal(t, float64(attempts-1), metricValue(t, e.reg, "fleetkit_balancer_retries_total", "python"))
+					assert.Equal(t, float64(attempts), metricSum(t, e.reg, "fleetkit_balancer_requests_total"))
+					if tt.name == "dying" {
+						var sum int64
+						for _, h := range hits {
+							assert.LessOrEqual(t, h(), int64(1), "no backend tried twice")
+							sum += h()
+						}
+						assert.EqualValues(t, attempts, sum)
+					}
+				})
+			}
 		}
 	}
 }

@@ -79,6 +79,16 @@ type ServerOptions struct {
 	// Logger logs handler panics (answered 500, with the connection
 	// closed). nil means slog.Default().
 	Logger *slog.Logger
+	// LameDuck is how long, after Shutdown, a fast-path connection that
+	// is idle between requests may still bring one more request, answered
+	// with "Connection: close", before it is closed. A client that sends
+	// on a kept-alive connection just as the server closes it gets an
+	// error instead of an answer (HTTP/1.1 cannot tell it the request was
+	// not seen, so a POST is not retried): a restart under load would
+	// fail requests. With a lame-duck time each client is told to go
+	// instead, on an answer. 0 closes idle connections at once, as
+	// http.Server.Shutdown does.
+	LameDuck time.Duration
 }
 
 // Server serves a Proxy's public API over HTTP/1.1, without net/http's
@@ -115,6 +125,7 @@ type Server struct {
 	idleTimeout       time.Duration
 	readHeaderTimeout time.Duration
 	readTimeout       time.Duration
+	lameDuck          time.Duration
 
 	handoff     *handoffListener
 	serveHTTP   sync.Once
@@ -122,10 +133,13 @@ type Server struct {
 	ctx         context.Context // parent of every connection's context
 	cancelConns context.CancelFunc
 
-	// mu guards listeners and conns.
+	// mu guards listeners, conns, lameUntil and each connection's active
+	// and lame.
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*fastConn]struct{}
+	// lameUntil is when the lame-duck time after Shutdown ends.
+	lameUntil time.Time
 	connsWG   sync.WaitGroup
 }
 
@@ -134,13 +148,14 @@ func NewServer(p *Proxy, opts ServerOptions) (*Server, error) {
 	if p == nil {
 		return nil, errors.New("balancer: NewServer needs a Proxy")
 	}
-	if opts.IdleTimeout < 0 || opts.ReadTimeout < 0 || opts.ReadHeaderTimeout < 0 {
+	if opts.IdleTimeout < 0 || opts.ReadTimeout < 0 || opts.ReadHeaderTimeout < 0 || opts.LameDuck < 0 {
 		return nil, errors.New("balancer: ServerOptions timeouts must not be negative")
 	}
 	s := &Server{
 		proxy:     p,
 		http:      opts.HTTP,
 		logger:    opts.Logger,
+		lameDuck:  opts.LameDuck,
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*fastConn]struct{}{},
 	}
@@ -214,13 +229,15 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// Shutdown stops accepting connections, closes idle ones, and waits until
-// the requests in flight are answered or ctx ends (returning ctx's error),
-// as http.Server.Shutdown does for both the fast path and the connections
-// handed to net/http.
+// Shutdown stops accepting connections, closes idle ones (after the
+// LameDuck time, in which each may bring one more request, answered with
+// "Connection: close"), and waits until the requests in flight are
+// answered or ctx ends (returning ctx's error), as http.Server.Shutdown
+// does for both the fast path and the connections handed to net/http.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.inShutdown.Store(true)
 	s.mu.Lock()
+	s.inShutdown.Store(true)
+	s.lameUntil = time.Now().Add(s.lameDuck)
 	var err error
 	for ln := range s.listeners {
 		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
@@ -329,6 +346,10 @@ type fastConn struct {
 
 	// active is guarded by srv.mu: a request is being read or served.
 	active bool
+	// lame and lameUsed are guarded by srv.mu: the connection is idle after
+	// Shutdown and may bring one more request before the lame-duck time
+	// ends; it has brought it.
+	lame, lameUsed bool
 }
 
 func (c *fastConn) serve() {
@@ -358,6 +379,11 @@ func (c *fastConn) serve() {
 		} else {
 			_ = c.nc.SetReadDeadline(start.Add(c.srv.idleTimeout))
 		}
+		c.srv.mu.Lock()
+		if c.lame {
+			_ = c.nc.SetReadDeadline(c.srv.lameUntil)
+		}
+		c.srv.mu.Unlock()
 		if _, err := c.br.Peek(1); err != nil {
 			return
 		}
@@ -394,23 +420,39 @@ func (c *fastConn) serve() {
 
 // setActive records whether a request is under way; it reports false when
 // the connection should close instead (Shutdown has begun: an idle
-// connection closes, and a busy one closes after its answer).
+// connection closes — once its lame-duck request is in, if it has one —
+// and a busy one closes after its answer).
 func (c *fastConn) setActive(active bool) bool {
 	s := c.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inShutdown.Load() {
-		return false
+		switch {
+		case !active && s.lameDuck > 0 && !c.lameUsed:
+			c.lame = true // waits for one more request, until lameUntil
+		case active && c.lame:
+			c.lame, c.lameUsed = false, true // one request, then the connection closes
+		default:
+			return false
+		}
 	}
 	c.active = active
 	return true
 }
 
-// closeIfIdle closes c unless a request is under way. srv.mu is held.
+// closeIfIdle closes c unless a request is under way; with a lame-duck
+// time it only cuts its idle wait short at the end of that time. srv.mu
+// is held.
 func (c *fastConn) closeIfIdle() {
-	if !c.active {
-		_ = c.nc.Close()
+	if c.active {
+		return
 	}
+	if c.srv.lameDuck > 0 {
+		c.lame = true
+		_ = c.nc.SetReadDeadline(c.srv.lameUntil)
+		return
+	}
+	_ = c.nc.Close()
 }
 
 // handOff passes the connection, with every byte read and not consumed,

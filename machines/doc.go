@@ -38,7 +38,8 @@
 // (the provider's name), io.fleetkit.language, io.fleetkit.version and
 // io.fleetkit.port, plus the Spec's own labels. A docker provider finds
 // its containers again through them; a process provider keeps them in
-// memory only, so it cannot rediscover its processes after a restart.
+// memory, or, with a state file, records them there and adopts them after
+// a restart.
 //
 // # Usage
 //

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,14 @@ type BalancerConfig struct {
 	// RatioTotal is the sum the balancer wants weights to have; 0 means
 	// DefaultRatioTotal.
 	RatioTotal int `yaml:"ratio_total"`
+	// MetricsURL is the balancer's Prometheus endpoint
+	// ("http://127.0.0.1:8081/metrics"): with it the manager keeps the last
+	// minutes of every version's request rate, error rate and latency
+	// (the page's charts), which the automatic mode judges.
+	MetricsURL string `yaml:"metrics_url"`
+	// SampleInterval is how often MetricsURL is read; 0 means
+	// DefaultSampleInterval.
+	SampleInterval time.Duration `yaml:"sample_interval"`
 }
 
 // LanguageConfig is one language of the fleet.
@@ -116,19 +125,28 @@ type VersionSpec struct {
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
 }
 
-// AutoConfig configures the automatic mode (see AutoOptions). Error rates
-// come from the balancer's request counter (DefaultRequestsMetric) scraped
-// from MetricsURL.
+// AutoConfig configures the automatic mode (see AutoOptions). Rates and
+// latency come from the balancer's metrics (balancer.metrics_url).
 type AutoConfig struct {
 	Enabled bool `yaml:"enabled"`
-	// MetricsURL is the balancer's Prometheus endpoint,
-	// "http://127.0.0.1:8080/metrics". Required when Enabled.
+	// MetricsURL is the balancer's Prometheus endpoint; an older spelling
+	// of balancer.metrics_url, used when that is empty.
 	MetricsURL string `yaml:"metrics_url"`
-	// StepAfter is how long a step must run before it is judged.
+	// StepAfter is how long a step bakes before it may pass.
 	StepAfter time.Duration `yaml:"step_after"`
 	// MaxErrorRate is the highest acceptable error rate of the new version,
 	// a fraction in [0, 1].
 	MaxErrorRate float64 `yaml:"max_error_rate"`
+	// MaxLatencyRatio bounds the new version's p50 and p99 against the
+	// stable version's (negative: latency is not judged).
+	MaxLatencyRatio float64 `yaml:"max_latency_ratio"`
+	// LatencySlack is a latency difference too small to fail on.
+	LatencySlack time.Duration `yaml:"latency_slack"`
+	// MinRequests is the new version's requests needed for a verdict.
+	MinRequests int `yaml:"min_requests"`
+	// MaxMachineFailures is how many new-version machines may exit or fail
+	// a health check during a step (negative: not judged).
+	MaxMachineFailures int `yaml:"max_machine_failures"`
 }
 
 // LoadConfig reads and validates the configuration file at path.
@@ -184,7 +202,8 @@ func (c *Config) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"start_timeout": c.StartTimeout, "remove_timeout": c.RemoveTimeout,
 		"health.interval": c.Health.Interval, "health.timeout": c.Health.Timeout,
-		"auto.step_after": c.Auto.StepAfter,
+		"auto.step_after": c.Auto.StepAfter, "auto.latency_slack": c.Auto.LatencySlack,
+		"balancer.sample_interval": c.Balancer.SampleInterval,
 	} {
 		if d < 0 {
 			bad("%s is negative (%s)", name, d)
@@ -210,8 +229,16 @@ func (c *Config) Validate() error {
 	if c.Balancer.Secret != "" && c.Balancer.SecretFile != "" {
 		bad("balancer.secret and balancer.secret_file are both set; keep one")
 	}
-	if c.Auto.Enabled && c.Auto.MetricsURL == "" {
-		bad("auto.metrics_url (the balancer's /metrics) is required with auto.enabled")
+	if c.Auto.Enabled && c.metricsURL() == "" {
+		bad("balancer.metrics_url (the balancer's /metrics) is required with auto.enabled")
+	}
+	if c.Auto.MinRequests < 0 {
+		bad("auto.min_requests is negative (%d)", c.Auto.MinRequests)
+	}
+	for name, u := range map[string]string{"balancer.metrics_url": c.Balancer.MetricsURL, "auto.metrics_url": c.Auto.MetricsURL} {
+		if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			bad("%s %q must be an http:// or https:// URL", name, u)
+		}
 	}
 	if c.Auto.MaxErrorRate < 0 || c.Auto.MaxErrorRate > 1 {
 		bad("auto.max_error_rate %v must be a fraction in [0, 1]", c.Auto.MaxErrorRate)
@@ -270,9 +297,12 @@ func (c *Config) RequireRunnable(provider string) error {
 	return nil
 }
 
-// Options returns the Manager options the configuration describes. The
-// Auto options are set only when enabled, with a source scraping
-// auto.metrics_url.
+// metricsURL is balancer.metrics_url, else auto.metrics_url.
+func (c *Config) metricsURL() string { return cmp.Or(c.Balancer.MetricsURL, c.Auto.MetricsURL) }
+
+// Options returns the Manager options the configuration describes: Metrics
+// scraping balancer.metrics_url when set, and the Auto options only when
+// enabled.
 func (c *Config) Options() Options {
 	o := Options{
 		Steps:                  slices.Clone(c.UpdateSteps),
@@ -291,22 +321,29 @@ func (c *Config) Options() Options {
 	for name, l := range c.Languages {
 		o.Languages[name] = Language{Version: l.Version, Versions: maps.Clone(l.Versions)}
 	}
+	if u := c.metricsURL(); u != "" {
+		o.Metrics = NewBalancerMetrics(NewScrapeGatherer(u, c.scrapeClient()), CounterOptions{})
+		o.SampleInterval = c.Balancer.SampleInterval
+	}
 	if c.Auto.Enabled {
 		o.Auto = &AutoOptions{
-			Source:       NewCounterErrorRates(NewScrapeGatherer(c.Auto.MetricsURL, c.scrapeClient()), CounterOptions{}),
-			StepAfter:    c.Auto.StepAfter,
-			MaxErrorRate: c.Auto.MaxErrorRate,
+			StepAfter:          c.Auto.StepAfter,
+			MaxErrorRate:       c.Auto.MaxErrorRate,
+			MaxLatencyRatio:    c.Auto.MaxLatencyRatio,
+			LatencySlack:       c.Auto.LatencySlack,
+			MinRequests:        c.Auto.MinRequests,
+			MaxMachineFailures: c.Auto.MaxMachineFailures,
 		}
 	}
 	return o
 }
 
-// scrapeClient returns the client that scrapes auto.metrics_url: one that
+// scrapeClient returns the client that scrapes the metrics URL: one that
 // gives the balancer's secret (which a balancer serving /metrics beside its
 // public API asks for) when the URL is on the balancer's host, and nil
 // (the default client) otherwise, so the secret goes nowhere else.
 func (c *Config) scrapeClient() *http.Client {
-	m, err1 := url.Parse(c.Auto.MetricsURL)
+	m, err1 := url.Parse(c.metricsURL())
 	b, err2 := url.Parse(c.Balancer.Address)
 	if err1 != nil || err2 != nil || c.Balancer.Secret == "" || m.Host != b.Host || m.Scheme != b.Scheme {
 		return nil

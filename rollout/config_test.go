@@ -89,7 +89,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"balancer not a URL", lang + "balancer: {address: '127.0.0.1:8080', secret: x}\n", "must be an http://"},
 		{"bad threshold", lang + "health: {threshold: -1}\n", "health.threshold"},
 		{"bad error rate", lang + "auto: {enabled: true, metrics_url: 'http://x/metrics', max_error_rate: 2}\n", "max_error_rate"},
-		{"auto without metrics", lang + "auto: {enabled: true}\n", "auto.metrics_url"},
+		{"auto without metrics", lang + "auto: {enabled: true}\n", "balancer.metrics_url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,10 +162,10 @@ func TestConfigScrapesWithTheBalancerSecret(t *testing.T) {
 	} {
 		c, err := rollout.ParseConfig([]byte(lang + fmt.Sprintf("balancer: {address: %q, secret: s3cret}\nauto: {enabled: true, metrics_url: %q}\n", tt.balancer, srv.URL+"/metrics")))
 		require.NoError(t, err)
-		_, rate, err := c.Options().Auto.Source.ErrorRates(context.Background(), "python", "1.0", "2.0")
+		got, err := c.Options().Metrics.Sample(context.Background(), "python")
 		if tt.ok {
 			require.NoError(t, err)
-			assert.Zero(t, rate)
+			assert.Equal(t, 4.0, got["2.0"].Requests)
 		} else {
 			assert.Error(t, err)
 		}

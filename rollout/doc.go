@@ -17,18 +17,25 @@
 //
 // The Manager reconciles level-based: every pass lists the provider's
 // machines (found by the LabelOwner label, so a restarted manager finds
-// what it created), folds in health, and converges machines and router to
-// the phase. Machines move surge-first — create a machine of the short
-// version, wait until it answers /health, add it to the router, take a
-// surplus machine out of the router, remove it — so capacity never drops.
-// Forward the ratio moves after the machines; after a rollback it moves
-// before them. A machine that fails its health check (machines/health) or
-// exits is unhealthy for good: out of the router, kept in Status (or, with
-// ReplaceUnhealthy, replaced). A Router that is also a BackendLister has
-// the backends of dead machines from an earlier run pruned. An optional
-// automatic mode (AutoOptions) advances a step or aborts the update from the
-// new version's error rate (an ErrorRateSource; CounterErrorRates reads the
-// balancer's request counter). Metrics go to an injected Registerer.
+// what it created), folds in health, reads what the router holds (a
+// RouterReader) and converges machines and router to the phase and to the
+// language's desired machine count, which is state (the state file) like
+// the phase. Moving forward, machines move surge-first — create a machine
+// of the short version, wait until it answers /health, add it to the
+// router, take a surplus machine out of the router, remove it — and the
+// ratio follows; moving back (rollback, abort), the machines of the version
+// traffic returns to are all created first, then the ratio moves, then the
+// surplus goes: capacity never drops. A machine that fails its health check
+// (machines/health) or exits is unhealthy for good: out of the router, kept
+// in Status holding its place (or, with ReplaceUnhealthy, replaced) until
+// its version leaves the rollout. A router with a Generation token
+// (RouterGeneration) is read every RouterCheckInterval, so a restarted
+// balancer is served again within a second. With Options.Metrics (the
+// balancer's metrics; BalancerMetrics reads them) the manager keeps the
+// last minutes of every version's request rate, error rate and latency;
+// the automatic mode (AutoOptions) judges every step by them and by the new
+// version's machine failures, the last step included, and advances or
+// aborts the update.
 //
 // Create stops at MaxMachinesPerLanguage and MaxMachines (409). A Router
 // that is also an EjectionReporter (the balancer, in-process or through its
@@ -39,8 +46,9 @@
 // backends caused (5xx and connection failures), not what clients caused.
 //
 // Handler serves the wire contract's machine manager API (/create,
-// /remove, /delete, /init-update, /update, /rollback, /status) and an HTML
-// status page at /. Every mutating call must be declared
+// /remove, /delete, /init-update, /update, /rollback, /status), /abort and
+// /history, and an HTML status page at / (charts, verdicts, ejected
+// backends, promote/abort/rollback buttons). Every mutating call must be declared
 // application/json, and carry HandlerOptions.Secret when one is set.
 // Config is the YAML or JSON file the service reads.
 //
@@ -51,8 +59,10 @@
 // then gets the version that is short); languages proceed in parallel.
 // Operations block on I/O while machines start (bounded by StartTimeout)
 // and honour ctx. Run owns the background work (health checks, exit
-// events, retries, periodic resync, automatic mode) and must run for the
-// manager to notice failures; it returns when its ctx is done.
+// events, retries, periodic resync, the router's generation, metrics,
+// automatic mode) and must run for the manager to notice failures; it
+// returns when its ctx is done. A phase change never waits behind a pass
+// that is still creating machines: the pass gives way between two.
 //
 // # Usage
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,9 +43,22 @@ func (l *eventLog) take() []string {
 type recProvider struct {
 	*machinestest.Provider
 	log *eventLog
+	// delay is added to every Create (nanoseconds), as a slow machine.
+	delay atomic.Int64
 }
 
+// SetCreateDelay makes every later Create take d longer.
+func (p *recProvider) SetCreateDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
 func (p *recProvider) Create(ctx context.Context, spec machines.Spec) (machines.Machine, error) {
+	if d := time.Duration(p.delay.Load()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 	mc, err := p.Provider.Create(ctx, spec)
 	if err != nil {
 		p.log.add("create %s failed", spec.Version)

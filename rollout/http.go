@@ -51,8 +51,11 @@ const SecretHeader = "X-Secret-Key"
 //	POST /init-update  {"lang","version"}  → {"status":"ok"}
 //	POST /update       {"lang"}            → {"status":"ok"}; 400 at the last step
 //	POST /rollback     {"lang"}            → {"status":"ok"}
+//	POST /abort        {"lang"}            → {"status":"ok"}; back to the stable version at once (an addition)
 //	GET  /status       {"linters":[{"<ip>":{"version","lang","request_count","is_healthy"}}]}
-//	GET  /             an HTML status page
+//	GET  /history      per language, each version's request rate, error rate and latency
+//	                   over the last minutes, and the verdicts of the latest steps (an addition)
+//	GET  /             an HTML status page (charts, verdicts, promote/abort/rollback buttons)
 //
 // Every POST must say Content-Type: application/json (415 otherwise: no
 // cross-site form can send that without a CORS preflight, which this API
@@ -93,7 +96,9 @@ func NewHandler(m *Manager, opts HandlerOptions) *Handler {
 	h.handle("/init-update", http.MethodPost, h.initUpdate)
 	h.handle("/update", http.MethodPost, h.update)
 	h.handle("/rollback", http.MethodPost, h.rollback)
+	h.handle("/abort", http.MethodPost, h.abort)
 	h.handle("/status", http.MethodGet, h.status)
+	h.handle("/history", http.MethodGet, h.history)
 	h.handle("/{$}", http.MethodGet, h.page)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, httpjson.Errorf(http.StatusNotFound, "no such endpoint: %s", r.URL.Path))
@@ -250,6 +255,16 @@ func (h *Handler) rollback(w http.ResponseWriter, r *http.Request) error {
 	return h.phaseAnswer(w, req.Lang, h.m.Rollback(ctx, req.Lang))
 }
 
+func (h *Handler) abort(w http.ResponseWriter, r *http.Request) error {
+	var req langRequest
+	if err := h.decode(w, r, &req); err != nil {
+		return err
+	}
+	ctx, cancel := h.operation(r)
+	defer cancel()
+	return h.phaseAnswer(w, req.Lang, h.m.Abort(ctx, req.Lang))
+}
+
 // phaseJSON is the rollout phase of a language as the API reports it
 // (an addition to the contract).
 type phaseJSON struct {
@@ -260,6 +275,8 @@ type phaseJSON struct {
 	Percent  int            `json:"percent"`
 	Previous string         `json:"previous,omitempty"`
 	Ratio    map[string]int `json:"ratio"`
+	// Machines is how many machines the language should have.
+	Machines int `json:"machines"`
 }
 
 type phaseAnswer struct {
@@ -271,6 +288,7 @@ func (h *Handler) phaseJSON(lang string) phaseJSON {
 	ph, _ := h.m.Phase(lang)
 	pj := phaseJSON{Current: ph.Current, Target: ph.Target, Steps: len(h.m.opts.Steps),
 		Percent: ph.Percent(h.m.opts.Steps), Previous: ph.Previous, Ratio: h.m.desiredRatio(lang)}
+	pj.Machines, _ = h.m.Desired(lang)
 	if ph.Updating() {
 		pj.Step = ph.Step + 1
 	}
@@ -322,6 +340,71 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) error {
 		if _, ok := h.m.langs[l.Language]; ok {
 			ans.Rollouts[l.Language] = h.phaseJSON(l.Language)
 		}
+	}
+	httpjson.Write(w, http.StatusOK, ans)
+	return nil
+}
+
+// statsJSON is a WindowStats in JSON; absent figures are null.
+type statsJSON struct {
+	Requests  float64  `json:"requests"`
+	Failures  float64  `json:"failures"`
+	Rate      *float64 `json:"rate"`
+	ErrorRate *float64 `json:"error_rate"`
+	P50       *float64 `json:"p50"`
+	P99       *float64 `json:"p99"`
+}
+
+func statsOf(w WindowStats) statsJSON {
+	return statsJSON{Requests: w.Requests, Failures: w.Failures, Rate: finite(w.Rate()),
+		ErrorRate: finite(w.ErrorRate()), P50: finite(w.P50), P99: finite(w.P99)}
+}
+
+// verdictJSON is a Verdict in JSON.
+type verdictJSON struct {
+	At              time.Time `json:"at"`
+	Since           time.Time `json:"since"`
+	From            string    `json:"from"`
+	Version         string    `json:"version"`
+	Step            int       `json:"step"`
+	Percent         int       `json:"percent"`
+	Result          string    `json:"result"`
+	Reason          string    `json:"reason"`
+	MachineFailures int       `json:"machine_failures"`
+	New             statsJSON `json:"new"`
+	Stable          statsJSON `json:"stable"`
+}
+
+type historyLang struct {
+	Phase    phaseJSON     `json:"rollout"`
+	Series   []Series      `json:"series"`
+	Verdicts []verdictJSON `json:"verdicts"`
+}
+
+type historyAnswer struct {
+	Languages map[string]historyLang `json:"languages"`
+}
+
+func (h *Handler) history(w http.ResponseWriter, r *http.Request) error {
+	st, err := h.m.Status(r.Context())
+	if err != nil {
+		return err
+	}
+	ans := historyAnswer{Languages: map[string]historyLang{}}
+	for _, l := range st.Languages {
+		if _, ok := h.m.langs[l.Language]; !ok {
+			continue
+		}
+		hl := historyLang{Phase: h.phaseJSON(l.Language), Series: l.Series, Verdicts: []verdictJSON{}}
+		if hl.Series == nil {
+			hl.Series = []Series{}
+		}
+		for _, v := range l.Verdicts {
+			hl.Verdicts = append(hl.Verdicts, verdictJSON{At: v.At, Since: v.Since, From: v.From, Version: v.Version,
+				Step: v.Step, Percent: v.Percent, Result: v.Result, Reason: v.Reason, MachineFailures: v.MachineFailures,
+				New: statsOf(v.New), Stable: statsOf(v.Stable)})
+		}
+		ans.Languages[l.Language] = hl
 	}
 	httpjson.Write(w, http.StatusOK, ans)
 	return nil

@@ -3,11 +3,13 @@ package rollout
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,14 +35,29 @@ type Router interface {
 	SetRatio(ctx context.Context, lang string, ratio map[string]int) error
 }
 
-// BackendLister is implemented by Routers that can list the backends they
-// hold. With one, every reconcile also removes the backends of the
-// language that match no live machine of the manager (left behind by a
-// previous run whose machines are gone, or added by hand): for its
-// languages the manager owns the router's view. It may block on I/O.
-type BackendLister interface {
-	// Backends returns the URIs of lang's backends, all versions.
-	Backends(ctx context.Context, lang string) ([]string, error)
+// RouterReader is implemented by Routers that report what they hold
+// (*balancer.Balancer and *balancer.Client do). With one, every reconcile
+// reads the router's backends and ratio of the language and converges
+// them to the live machines and the phase: a restarted balancer, a backend
+// removed or added by hand, a ratio changed by hand are put right within
+// one pass, and backends that match no live machine (left by an earlier
+// run) are removed — for its languages the manager owns the router's view.
+// Without one the manager trusts what it remembers having set. It may
+// block on I/O.
+type RouterReader interface {
+	// Routes returns lang's backends (URI → version) and its ratio (nil
+	// when none is set).
+	Routes(ctx context.Context, lang string) (backends map[string]string, ratio map[string]int, err error)
+}
+
+// RouterGeneration is implemented by Routers with a token that changes
+// whenever their backends or ratios change, restarts included
+// (*balancer.Balancer and *balancer.Client). Run reads it every
+// RouterCheckInterval and reconciles every language when it changed, so a
+// restarted balancer is served again within that interval rather than at
+// the next resync. It may block on I/O.
+type RouterGeneration interface {
+	Generation(ctx context.Context) (string, error)
 }
 
 // EjectionReporter is implemented by Routers that take backends out of
@@ -73,6 +90,9 @@ const (
 	DefaultMaxMachinesPerLanguage = 32
 	// DefaultMaxMachines caps the live machines of all languages.
 	DefaultMaxMachines = 128
+	// DefaultRouterCheckInterval is how often Run reads the router's
+	// Generation.
+	DefaultRouterCheckInterval = time.Second
 )
 
 // Language is one language of the fleet.
@@ -104,7 +124,10 @@ type Options struct {
 	HealthThreshold int
 	// ReplaceUnhealthy removes a machine that became unhealthy and creates
 	// a replacement (of the version that is short). Off by default: an
-	// unhealthy machine is only taken out of the router and kept in Status.
+	// unhealthy machine is only taken out of the router and kept in Status,
+	// holding its place among the language's machines (the seed's rule),
+	// until its version leaves the rollout (a rollback, an abort, a
+	// completed update), when it is replaced.
 	ReplaceUnhealthy bool
 	// StateFile keeps the rollout phases across restarts; "" keeps them in
 	// memory only.
@@ -119,6 +142,9 @@ type Options struct {
 	// ResyncInterval is how often Run reconciles each language without
 	// being woken; 0 means DefaultResyncInterval.
 	ResyncInterval time.Duration
+	// RouterCheckInterval is how often Run reads the Generation of a Router
+	// that has one; 0 means DefaultRouterCheckInterval.
+	RouterCheckInterval time.Duration
 	// MaxMachinesPerLanguage and MaxMachines cap the live machines Create
 	// makes, per language and in all (ErrTooManyMachines beyond; a rollout
 	// step may still surge one machine over while it replaces one). 0
@@ -130,7 +156,21 @@ type Options struct {
 	// the router did not hold the uri (which counts as removed). nil means
 	// no error does: wire errors.Is(err, balancer.ErrUnknownBackend).
 	IsNotFound func(error) bool
-	// Auto enables the automatic mode; nil leaves it off.
+	// Metrics is the balancer's metrics. With it Run samples every
+	// SampleInterval the request rate, error rate and latency of every
+	// version, keeps the last History samples (Status, the page) and the
+	// automatic mode judges steps by them. nil: no charts, no automatic
+	// mode.
+	Metrics MetricsSource
+	// SampleInterval is how often Metrics is sampled for the charts; 0
+	// means DefaultSampleInterval (the automatic mode also samples each
+	// time it judges).
+	SampleInterval time.Duration
+	// History is how many samples per language are kept; 0 means
+	// DefaultHistory.
+	History int
+	// Auto enables the automatic mode; nil leaves it off. It needs
+	// Metrics.
 	Auto *AutoOptions
 	// Registerer receives the manager's metrics (fleetkit_rollout_:
 	// machines, step_percent, transitions_total, reconcile_errors_total,
@@ -164,16 +204,24 @@ type Manager struct {
 	// saveMu serializes writes of the state file.
 	saveMu sync.Mutex
 
-	// mu guards phases, backward, dead, routed, ratios, owners and
-	// creating.
-	mu       sync.Mutex
-	phases   map[string]Phase
-	backward map[string]bool           // language → last transition moved back
-	dead     map[string]*deadInfo      // machine ID → why it is unhealthy
-	routed   map[string]string         // machine ID → URI added to the router
-	ratios   map[string]map[string]int // language → ratio last set
-	owners   map[string]string         // machine ID → language, for events
-	creating int                       // Creates under way, for MaxMachines
+	history *history
+
+	// mu guards phases, desired, backward, dead, routed, ratios, owners,
+	// versionOf, served, creating, failures, verdicts and baselines.
+	mu        sync.Mutex
+	phases    map[string]Phase
+	desired   map[string]int            // language → machines wanted; absent: not known yet
+	backward  map[string]bool           // language → last transition moved back
+	dead      map[string]*deadInfo      // machine ID → why it is unhealthy
+	routed    map[string]string         // machine ID → URI added to the router
+	ratios    map[string]map[string]int // language → ratio last set
+	owners    map[string]string         // machine ID → language, for events
+	versionOf map[string]string         // machine ID → version, for failures
+	served    map[string]bool           // machine ID → seen healthy (created, or a health check passed)
+	creating  int                       // Creates under way, for MaxMachines
+	failures  []machineFailure          // the latest machines that became unhealthy
+	verdicts  map[string][]Verdict      // language → the latest steps' verdicts
+	baselines map[string]baseline       // language → the stable version's latency
 }
 
 // deadInfo records an unhealthy machine.
@@ -191,6 +239,10 @@ type lang struct {
 	// mu serializes every operation and reconcile of the language.
 	mu   sync.Mutex
 	kick chan struct{}
+	// pending counts the transitions waiting for mu: a reconcile gives way
+	// to them between two machines (an abort must not wait for a pass
+	// that replaces crashing machines of the version it aborts).
+	pending atomic.Int32
 }
 
 // New returns a Manager over provider and router. It validates opts and
@@ -215,6 +267,13 @@ func New(provider machines.Provider, router Router, opts Options) (*Manager, err
 		routed:   map[string]string{},
 		ratios:   map[string]map[string]int{},
 		owners:   map[string]string{},
+
+		desired:   map[string]int{},
+		versionOf: map[string]string{},
+		served:    map[string]bool{},
+		verdicts:  map[string][]Verdict{},
+		baselines: map[string]baseline{},
+		history:   newHistory(opts.History),
 	}
 	var err error
 	m.checker, err = health.New(health.Options{
@@ -241,7 +300,12 @@ func New(provider machines.Provider, router Router, opts Options) (*Manager, err
 		if err != nil {
 			return nil, err
 		}
-		for name, p := range saved {
+		for name, n := range saved.Machines {
+			if _, ok := m.langs[name]; ok {
+				m.desired[name] = n
+			}
+		}
+		for name, p := range saved.Phases {
 			l, ok := m.langs[name]
 			if !ok {
 				m.log.Warn("state file names a language the configuration does not; ignoring it", "lang", name)
@@ -253,7 +317,7 @@ func New(provider machines.Provider, router Router, opts Options) (*Manager, err
 						ErrInvalidConfig, opts.StateFile, name, v)
 				}
 			}
-			if p.Current == "" || (p.Updating() && (p.Step < 0 || p.Step >= len(opts.Steps)-1)) {
+			if p.Current == "" || (p.Updating() && (p.Step < 0 || p.Step > len(opts.Steps)-1)) {
 				return nil, fmt.Errorf("%w: state file %s: %s has step %d, outside the %d configured steps",
 					ErrInvalidConfig, opts.StateFile, name, p.Step+1, len(opts.Steps))
 			}
@@ -279,9 +343,13 @@ func (o *Options) normalize() error {
 	if err := ValidateSteps(o.Steps); err != nil {
 		return err
 	}
-	if o.StartTimeout < 0 || o.RemoveTimeout < 0 || o.ResyncInterval < 0 || o.RatioTotal < 0 {
-		return fmt.Errorf("%w: negative timeout, interval or ratio total", ErrInvalidConfig)
+	if o.StartTimeout < 0 || o.RemoveTimeout < 0 || o.ResyncInterval < 0 || o.RatioTotal < 0 ||
+		o.RouterCheckInterval < 0 || o.SampleInterval < 0 || o.History < 0 {
+		return fmt.Errorf("%w: negative timeout, interval, history or ratio total", ErrInvalidConfig)
 	}
+	o.RouterCheckInterval = cmp.Or(o.RouterCheckInterval, DefaultRouterCheckInterval)
+	o.SampleInterval = cmp.Or(o.SampleInterval, DefaultSampleInterval)
+	o.History = cmp.Or(o.History, DefaultHistory)
 	o.StartTimeout = cmp.Or(o.StartTimeout, DefaultStartTimeout)
 	o.RemoveTimeout = cmp.Or(o.RemoveTimeout, DefaultRemoveTimeout)
 	o.ResyncInterval = cmp.Or(o.ResyncInterval, DefaultResyncInterval)
@@ -299,6 +367,9 @@ func (o *Options) normalize() error {
 		o.Now = time.Now
 	}
 	if o.Auto != nil {
+		if o.Metrics == nil {
+			return fmt.Errorf("%w: the automatic mode needs the balancer's metrics (Options.Metrics)", ErrInvalidConfig)
+		}
 		if err := o.Auto.normalize(); err != nil {
 			return err
 		}
@@ -357,19 +428,69 @@ func (m *Manager) Create(ctx context.Context, lang string) (machines.Machine, er
 	}
 	defer release()
 	old, new, p := m.versions(lang)
-	_, newWant := MachineSplit(len(a.live)+1, p)
+	n := m.desiredCount(lang, a)
+	_, newWant := MachineSplit(n+1, p)
 	version := old
-	if new != "" && len(a.byVersion[new]) < newWant {
+	if new != "" && a.slots(new) < newWant {
 		version = new
+	}
+	// The new count is saved first: a manager that dies while the machine
+	// starts creates it again after its restart.
+	if err := m.setDesired(lang, n+1); err != nil {
+		return machines.Machine{}, err
 	}
 	mc, err := m.createLocked(ctx, l, version)
 	if err != nil {
+		if serr := m.setDesired(lang, n); serr != nil {
+			err = errors.Join(err, serr)
+		}
 		return machines.Machine{}, err
 	}
 	if err := m.setRatio(ctx, lang, false); err != nil {
 		return mc, err
 	}
 	return mc, nil
+}
+
+// desiredCount returns how many machines lang should have: the recorded
+// count, else (first start, or a state file from before counts were kept)
+// the machines it has, live or kept unhealthy.
+func (m *Manager) desiredCount(lang string, a actual) int {
+	m.mu.Lock()
+	n, ok := m.desired[lang]
+	m.mu.Unlock()
+	if ok {
+		return n
+	}
+	return len(a.live) + len(a.kept)
+}
+
+// setDesired records and saves lang's desired count.
+func (m *Manager) setDesired(lang string, n int) error {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	m.mu.Lock()
+	st := State{Phases: maps.Clone(m.phases), Machines: maps.Clone(m.desired)}
+	m.mu.Unlock()
+	st.Machines[lang] = max(n, 0)
+	if m.opts.StateFile != "" {
+		if err := SaveState(m.opts.StateFile, st); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	m.desired[lang] = max(n, 0)
+	m.mu.Unlock()
+	return nil
+}
+
+// Desired returns how many machines lang should have, and whether that is
+// recorded yet.
+func (m *Manager) Desired(lang string) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.desired[lang]
+	return n, ok
 }
 
 // reserve counts a Create under way against MaxMachines, or fails with
@@ -425,11 +546,52 @@ func (m *Manager) Remove(ctx context.Context, addr string) error {
 	if mc, err = m.find(ctx, addr); err != nil { // it may have gone meanwhile
 		return err
 	}
+	a, err := m.observe(ctx, l)
+	if err != nil {
+		return err
+	}
+	if err := m.setDesired(l.name, m.desiredCount(l.name, a)-1); err != nil {
+		return err
+	}
 	if err := m.retire(ctx, mc); err != nil {
 		return err
 	}
 	m.Kick(l.name)
 	return nil
+}
+
+// Teardown removes every machine of every language, unhealthy ones too,
+// with their backends, and records that each language wants none: the
+// explicit end of a fleet, which stopping the manager is not (machines
+// outlive it). Rollout phases are kept.
+func (m *Manager) Teardown(ctx context.Context) error {
+	var errs []error
+	for _, name := range m.Languages() {
+		l := m.langs[name]
+		l.mu.Lock()
+		err := m.setDesired(name, 0)
+		if err == nil {
+			var a actual
+			if a, err = m.observe(ctx, l); err == nil {
+				for _, mc := range slices.Concat(a.live, a.dead) {
+					// Out of the router whether or not this manager added it.
+					if rerr := m.router.RemoveBackend(ctx, mc.URL()); rerr != nil && !m.opts.IsNotFound(rerr) {
+						errs = append(errs, fmt.Errorf("%w: removing %s: %w", ErrRouter, mc.URL(), rerr))
+						continue
+					}
+					if rerr := m.removeMachine(ctx, mc); rerr != nil {
+						errs = append(errs, rerr)
+					}
+				}
+				err = m.routeLive(ctx, name, nil)
+			}
+		}
+		l.mu.Unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // find returns the owned machine at addr.
@@ -466,17 +628,23 @@ func (m *Manager) InitUpdate(ctx context.Context, lang, version string) error {
 		return fmt.Errorf("%w: %s has no version %q (configured: %v)", ErrUnknownVersion, lang, version,
 			slices.Sorted(maps.Keys(l.spec.Versions)))
 	}
-	return m.transition(ctx, l, "init", func(p Phase) (Phase, error) { return p.InitUpdate(version, m.opts.Steps, m.opts.Now()) })
+	return m.transition(ctx, l, "init", func(p Phase) (Phase, error) {
+		return p.initUpdate(version, m.opts.Steps, m.opts.Now(), m.opts.Auto != nil)
+	})
 }
 
-// Update moves lang's update to the next step and converges to it;
-// ErrLastStep at the last step, ErrNoUpdate when none is in progress.
+// Update moves lang's update to the next step and converges to it (the
+// page's "promote"); ErrLastStep once the update is complete, ErrNoUpdate
+// when none is in progress. In the automatic mode the last step is held
+// until judged; Update there completes the update at once.
 func (m *Manager) Update(ctx context.Context, lang string) error {
 	l, err := m.lang(lang)
 	if err != nil {
 		return err
 	}
-	return m.transition(ctx, l, "update", func(p Phase) (Phase, error) { return p.Update(m.opts.Steps, m.opts.Now()) })
+	return m.transition(ctx, l, "update", func(p Phase) (Phase, error) {
+		return p.advance(m.opts.Steps, m.opts.Now(), m.opts.Auto != nil)
+	})
 }
 
 // Rollback moves lang's update back one step (traffic first, machines
@@ -511,7 +679,9 @@ func (m *Manager) Abort(ctx context.Context, lang string) error {
 // before machines.
 func (m *Manager) transition(ctx context.Context, l *lang, kind string, f func(Phase) (Phase, error)) error {
 	backward := kind == "rollback" || kind == "abort"
+	l.pending.Add(1)
 	l.mu.Lock()
+	l.pending.Add(-1)
 	defer l.mu.Unlock()
 	m.mu.Lock()
 	cur := m.phases[l.name]
@@ -530,7 +700,7 @@ func (m *Manager) transition(ctx context.Context, l *lang, kind string, f func(P
 		m.metrics.transitions.WithLabelValues(l.name, kind).Inc()
 	}
 	m.log.Info("rollout phase changed", "lang", l.name, "from", describe(cur, m.opts.Steps), "to", describe(next, m.opts.Steps))
-	if err := m.reconcileLocked(ctx, l); err != nil {
+	if err := m.reconcileLocked(ctx, l); err != nil && !errors.Is(err, errPreempted) {
 		m.Kick(l.name)
 		return fmt.Errorf("%s: phase changed to %s, but converging failed (will retry): %w", l.name, describe(next, m.opts.Steps), err)
 	}
@@ -542,11 +712,11 @@ func (m *Manager) save(lang string, p Phase) error {
 	m.saveMu.Lock()
 	defer m.saveMu.Unlock()
 	m.mu.Lock()
-	all := maps.Clone(m.phases)
+	st := State{Phases: maps.Clone(m.phases), Machines: maps.Clone(m.desired)}
 	m.mu.Unlock()
-	all[lang] = p
+	st.Phases[lang] = p
 	if m.opts.StateFile != "" {
-		if err := SaveState(m.opts.StateFile, all); err != nil {
+		if err := SaveState(m.opts.StateFile, st); err != nil {
 			return err
 		}
 	}
@@ -568,7 +738,7 @@ func (m *Manager) versions(lang string) (old, new string, p int) {
 func describe(p Phase, steps []int) string {
 	switch {
 	case p.Updating():
-		return fmt.Sprintf("%s → %s at step %d/%d (%d%%)", p.Current, p.Target, p.Step+1, len(steps), steps[p.Step])
+		return fmt.Sprintf("%s → %s at step %d/%d (%d%%)", p.Current, p.Target, p.Step+1, len(steps), p.Percent(steps))
 	case p.Previous != "":
 		return fmt.Sprintf("%s (update from %s complete)", p.Current, p.Previous)
 	}
@@ -616,6 +786,13 @@ func (m *Manager) Kick(lang string) {
 // onHealth is the checker's Notify: a machine that turned unhealthy is
 // recorded and its language reconciled (taken out of the router).
 func (m *Manager) onHealth(ev health.Event) {
+	if ev.State == health.Healthy {
+		m.mu.Lock()
+		if _, ok := m.owners[ev.Target.ID]; ok {
+			m.served[ev.Target.ID] = true
+		}
+		m.mu.Unlock()
+	}
 	if !ev.Changed || ev.State != health.Unhealthy {
 		return
 	}
@@ -641,10 +818,19 @@ func (m *Manager) markDead(id, why string) {
 func (m *Manager) setDead(id, why string) bool {
 	m.mu.Lock()
 	_, already := m.dead[id]
+	lang := m.owners[id]
 	if !already {
 		m.dead[id] = &deadInfo{why: why}
 	}
-	lang := m.owners[id]
+	// Only a machine seen serving can fail: one that never answered (what
+	// an interrupted create left, a container created but never started)
+	// says nothing of its version.
+	if !already && m.served[id] {
+		m.failures = append(m.failures, machineFailure{lang: lang, version: m.versionOf[id], at: m.opts.Now()})
+		if len(m.failures) > maxFailures {
+			m.failures = slices.Delete(m.failures, 0, len(m.failures)-maxFailures)
+		}
+	}
 	m.mu.Unlock()
 	if !already {
 		m.log.Warn("machine unhealthy", "id", id, "lang", lang, "reason", why)

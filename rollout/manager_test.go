@@ -67,16 +67,17 @@ func TestSurgeOrderForwardAndRollback(t *testing.T) {
 	require.ErrorIs(t, err, rollout.ErrLastStep)
 	assert.Empty(t, f.log.take())
 
-	// Rollback: traffic first, then one machine back to 1.0, surge first.
+	// Rollback: the machine back to 1.0 first (full capacity of the
+	// version traffic goes back to), then traffic, then the surplus goes.
 	require.NoError(t, f.mgr.Rollback(ctx, "python"))
 	ev = f.log.take()
 	require.Len(t, ev, 6, "%q", ev)
-	e := ev[1][len("create 1.0 "):]
+	e := ev[0][len("create 1.0 "):]
 	assert.Equal(t, []string{
-		"router.ratio python map[1.0:50 2.0:50]",
 		"create 1.0 " + e,
 		"healthy " + e,
 		"router.add python 1.0 " + uri(e),
+		"router.ratio python map[1.0:50 2.0:50]",
 		"router.remove " + uri(c),
 		"remove " + c,
 	}, ev)
@@ -89,7 +90,7 @@ func TestSurgeOrderForwardAndRollback(t *testing.T) {
 	require.NoError(t, f.mgr.Rollback(ctx, "python"))
 	ev = f.log.take()
 	require.Len(t, ev, 6, "%q", ev)
-	assert.Equal(t, "router.ratio python map[1.0:100]", ev[0])
+	assert.Equal(t, "router.ratio python map[1.0:100]", ev[3])
 	assert.Equal(t, "router.remove "+uri(d), ev[4])
 	assert.Equal(t, map[string]int{"1.0": 2}, f.count("python"))
 	ph, err = f.mgr.Phase("python")
@@ -377,7 +378,7 @@ func TestNewValidates(t *testing.T) {
 		{"no languages", rollout.Options{}, "no languages"},
 		{"bad steps", rollout.Options{Languages: good, Steps: []int{50}}, "must be 100"},
 		{"negative timeout", rollout.Options{Languages: good, StartTimeout: -1}, "negative"},
-		{"auto without source", rollout.Options{Languages: good, Auto: &rollout.AutoOptions{}}, "error rate source"},
+		{"auto without metrics", rollout.Options{Languages: good, Auto: &rollout.AutoOptions{}}, "Options.Metrics"},
 		{"version not configured", rollout.Options{Languages: map[string]rollout.Language{
 			"python": {Version: "3.0", Versions: good["python"].Versions}}}, "not one of its versions"},
 	}
@@ -394,7 +395,7 @@ func TestNewValidates(t *testing.T) {
 
 func TestStateFileVersionMustBeConfigured(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
-	require.NoError(t, rollout.SaveState(path, map[string]rollout.Phase{"python": {Current: "7.0"}}))
+	require.NoError(t, rollout.SaveState(path, rollout.State{Phases: map[string]rollout.Phase{"python": {Current: "7.0"}}}))
 	_, err := rollout.New(&recProvider{}, rollouttest.NewRouter(rollouttest.Options{}),
 		rollout.Options{Languages: langs("1.0", "2.0"), StateFile: path})
 	require.ErrorIs(t, err, rollout.ErrInvalidConfig)
@@ -409,8 +410,13 @@ func TestVanishedMachineLeavesTheRouter(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.provider.Provider.Remove(ctx, all[0].ID)) // behind the manager's back
 	require.NoError(t, f.mgr.Reconcile(ctx, "python"))
-	assert.Equal(t, map[string]rollouttest.Backend{uri(addrs[1]): {Lang: "python", Version: "1.0"}}, f.router.Held())
-	assert.Equal(t, map[string]string{addrs[1]: "1.0"}, f.versions("python"))
+	held := f.router.Held()
+	assert.NotContains(t, held, uri(addrs[0]), "the vanished machine left the router")
+	assert.Contains(t, held, uri(addrs[1]))
+	assert.Len(t, held, 2, "a machine replaced it: the language wants two")
+	v := f.versions("python")
+	assert.Len(t, v, 2)
+	assert.NotContains(t, v, addrs[0])
 }
 
 func TestStaleBackendsArePruned(t *testing.T) {

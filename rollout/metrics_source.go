@@ -8,13 +8,51 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
+
+// MetricsSource reports what a load balancer counted for each version of a
+// language. The Manager samples it (Options.SampleInterval) to keep the
+// last minutes of every version's request rate, error rate and latency —
+// what Status and the page show, and what the automatic mode judges.
+// Implementations are safe for concurrent use and may block on I/O.
+type MetricsSource interface {
+	// Sample returns lang's cumulative counters per version, as counted
+	// since the balancer started. A balancer that restarts starts again
+	// from zero; the Manager takes a drop as a reset.
+	Sample(ctx context.Context, lang string) (map[string]VersionCounters, error)
+}
+
+// MetricsFunc adapts a function to MetricsSource.
+type MetricsFunc func(ctx context.Context, lang string) (map[string]VersionCounters, error)
+
+// Sample implements MetricsSource.
+func (f MetricsFunc) Sample(ctx context.Context, lang string) (map[string]VersionCounters, error) {
+	return f(ctx, lang)
+}
+
+// VersionCounters are the cumulative counts of one version.
+type VersionCounters struct {
+	// Requests counts the requests sent to the version's backends.
+	Requests float64
+	// Failures counts those that failed by the backends' doing.
+	Failures float64
+	// Latency is the cumulative histogram of request durations, bucket
+	// upper bounds in seconds ascending, the last one +Inf; nil when the
+	// balancer does not export one.
+	Latency []Bucket
+}
+
+// Bucket is one bucket of a cumulative histogram.
+type Bucket struct {
+	UpperBound float64 // seconds; +Inf for the last
+	Count      float64 // observations at or below UpperBound
+}
 
 // DefaultRequestsMetric is the balancer's counter of upstream requests by
 // language, version, backend and status code.
@@ -26,8 +64,13 @@ const DefaultRequestsMetric = "fleetkit_balancer_requests_total"
 // client causes (timeouts, answers too large to pass, clients that leave).
 const DefaultFailuresMetric = "fleetkit_balancer_backend_failures_total"
 
-// CounterOptions configure a CounterErrorRates. The zero value reads the
-// balancer's DefaultRequestsMetric and DefaultFailuresMetric.
+// DefaultDurationMetric is the balancer's histogram of request durations
+// by language and version.
+const DefaultDurationMetric = "fleetkit_balancer_request_duration_seconds"
+
+// CounterOptions configure a BalancerMetrics. The zero value reads the
+// balancer's DefaultRequestsMetric, DefaultFailuresMetric and
+// DefaultDurationMetric.
 type CounterOptions struct {
 	// Metric is the counter of requests; "" means DefaultRequestsMetric.
 	Metric string
@@ -35,6 +78,9 @@ type CounterOptions struct {
 	// labelled by language and version; "" means DefaultFailuresMetric.
 	// Unused when IsError is set.
 	FailuresMetric string
+	// DurationMetric is the histogram of request durations labelled by
+	// language and version; "" means DefaultDurationMetric.
+	DurationMetric string
 	// LanguageLabel, VersionLabel and CodeLabel name the labels; "" means
 	// "language", "version" and "code".
 	LanguageLabel, VersionLabel, CodeLabel string
@@ -45,46 +91,43 @@ type CounterOptions struct {
 	IsError func(code string) bool
 }
 
-// CounterErrorRates is an ErrorRateSource over Prometheus counters of
-// requests and of failures labelled by language and version, read from a
-// prometheus.Gatherer: the in-process registry of a balancer, or a remote
-// one through NewScrapeGatherer. With fleetkit's balancer the failures are
-// those its backends caused, so a new version is judged by its own
-// failures, never by what clients send it. Each ErrorRates call returns
-// the rates over the requests counted since the previous call for the same
-// language (since the start for the first). It is safe for concurrent use.
-type CounterErrorRates struct {
+// BalancerMetrics is a MetricsSource over the Prometheus metrics of a
+// balancer read from a prometheus.Gatherer: the in-process registry of a
+// balancer, or a remote one through NewScrapeGatherer. With fleetkit's
+// balancer the failures are those its backends caused, so a new version
+// is judged by its own failures, never by what clients send it. It is safe
+// for concurrent use.
+type BalancerMetrics struct {
 	g    prometheus.Gatherer
 	opts CounterOptions
-
-	// mu guards last.
-	mu   sync.Mutex
-	last map[[2]string][2]float64 // {lang, version} → {requests, errors}
 }
 
-var _ ErrorRateSource = (*CounterErrorRates)(nil)
+var _ MetricsSource = (*BalancerMetrics)(nil)
 
-// NewCounterErrorRates returns an ErrorRateSource reading g.
-func NewCounterErrorRates(g prometheus.Gatherer, opts CounterOptions) *CounterErrorRates {
+// NewBalancerMetrics returns a MetricsSource reading g.
+func NewBalancerMetrics(g prometheus.Gatherer, opts CounterOptions) *BalancerMetrics {
 	opts.Metric = cmp.Or(opts.Metric, DefaultRequestsMetric)
 	opts.FailuresMetric = cmp.Or(opts.FailuresMetric, DefaultFailuresMetric)
+	opts.DurationMetric = cmp.Or(opts.DurationMetric, DefaultDurationMetric)
 	opts.LanguageLabel = cmp.Or(opts.LanguageLabel, "language")
 	opts.VersionLabel = cmp.Or(opts.VersionLabel, "version")
 	opts.CodeLabel = cmp.Or(opts.CodeLabel, "code")
-	return &CounterErrorRates{g: g, opts: opts, last: map[[2]string][2]float64{}}
+	return &BalancerMetrics{g: g, opts: opts}
 }
 
-// ErrorRates implements ErrorRateSource.
-func (c *CounterErrorRates) ErrorRates(ctx context.Context, lang, oldVersion, newVersion string) (float64, float64, error) {
+// Sample implements MetricsSource.
+func (c *BalancerMetrics) Sample(_ context.Context, lang string) (map[string]VersionCounters, error) {
 	mfs, err := c.g.Gather()
 	if err != nil && len(mfs) == 0 {
-		return 0, 0, fmt.Errorf("gathering metrics: %w", err)
+		return nil, fmt.Errorf("gathering metrics: %w", err)
 	}
-	now := map[string][2]float64{} // version → {requests, failures}
+	out := map[string]VersionCounters{}
 	for _, mf := range mfs {
-		requests := mf.GetName() == c.opts.Metric
-		failures := c.opts.IsError == nil && mf.GetName() == c.opts.FailuresMetric
-		if !requests && !failures {
+		name := mf.GetName()
+		requests := name == c.opts.Metric
+		failures := c.opts.IsError == nil && name == c.opts.FailuresMetric
+		duration := name == c.opts.DurationMetric
+		if !requests && !failures && !duration {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -99,36 +142,50 @@ func (c *CounterErrorRates) ErrorRates(ctx context.Context, lang, oldVersion, ne
 					code = lp.GetValue()
 				}
 			}
-			if l != lang {
+			if l != lang || v == "" {
 				continue
 			}
-			n := counterValue(m)
-			t := now[v]
+			vc := out[v]
 			switch {
+			case duration:
+				vc.Latency = addHistogram(vc.Latency, m.GetHistogram())
 			case failures:
-				t[1] += n
+				vc.Failures += counterValue(m)
 			case c.opts.IsError != nil && c.opts.IsError(code):
-				t[0] += n
-				t[1] += n
+				vc.Requests += counterValue(m)
+				vc.Failures += counterValue(m)
 			default:
-				t[0] += n
+				vc.Requests += counterValue(m)
 			}
-			now[v] = t
+			out[v] = vc
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	rate := func(v string) float64 {
-		k := [2]string{lang, v}
-		cur, prev := now[v], c.last[k]
-		c.last[k] = cur
-		req, errs := cur[0]-prev[0], cur[1]-prev[1]
-		if req <= 0 {
-			return math.NaN()
-		}
-		return errs / req
+	return out, nil
+}
+
+// addHistogram adds h's cumulative buckets to acc (same bounds, or acc
+// empty).
+func addHistogram(acc []Bucket, h *dto.Histogram) []Bucket {
+	if h == nil {
+		return acc
 	}
-	return rate(oldVersion), rate(newVersion), nil
+	var bs []Bucket
+	for _, b := range h.GetBucket() {
+		bs = append(bs, Bucket{UpperBound: b.GetUpperBound(), Count: float64(b.GetCumulativeCount())})
+	}
+	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		bs = append(bs, Bucket{UpperBound: math.Inf(1), Count: float64(h.GetSampleCount())})
+	}
+	if acc == nil {
+		return bs
+	}
+	if len(acc) != len(bs) {
+		return acc // bounds differ: keep the first
+	}
+	for i := range acc {
+		acc[i].Count += bs[i].Count
+	}
+	return acc
 }
 
 func counterValue(m *dto.Metric) float64 {
@@ -141,6 +198,34 @@ func counterValue(m *dto.Metric) float64 {
 		return m.GetGauge().GetValue()
 	}
 	return 0
+}
+
+// quantile estimates the q-quantile of a cumulative histogram, as
+// Prometheus' histogram_quantile does (linear within a bucket; the highest
+// finite bound for ranks in the +Inf bucket). NaN without observations.
+func quantile(q float64, b []Bucket) float64 {
+	if len(b) == 0 || b[len(b)-1].Count <= 0 {
+		return math.NaN()
+	}
+	rank := q * b[len(b)-1].Count
+	i, _ := slices.BinarySearchFunc(b, rank, func(x Bucket, r float64) int { return cmp.Compare(x.Count, r) })
+	if i >= len(b) {
+		i = len(b) - 1
+	}
+	if math.IsInf(b[i].UpperBound, 1) {
+		if i == 0 {
+			return math.NaN()
+		}
+		return b[i-1].UpperBound
+	}
+	lower, below := 0.0, 0.0
+	if i > 0 {
+		lower, below = b[i-1].UpperBound, b[i-1].Count
+	}
+	if b[i].Count == below {
+		return b[i].UpperBound
+	}
+	return lower + (b[i].UpperBound-lower)*(rank-below)/(b[i].Count-below)
 }
 
 // NewScrapeGatherer returns a prometheus.Gatherer that scrapes url (a

@@ -19,11 +19,23 @@ import (
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
-func TestCounterErrorRates(t *testing.T) {
+// errorRate is the error rate between two samples of a version; NaN
+// without requests.
+func errorRate(before, after map[string]rollout.VersionCounters, version string) float64 {
+	req := after[version].Requests - before[version].Requests
+	if req <= 0 {
+		return math.NaN()
+	}
+	return (after[version].Failures - before[version].Failures) / req
+}
+
+func TestBalancerMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: rollout.DefaultRequestsMetric, Help: "h"},
 		[]string{"language", "version", "backend", "code"})
-	reg.MustRegister(requests)
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: rollout.DefaultDurationMetric, Help: "h",
+		Buckets: []float64{0.01, 0.1, 1}}, []string{"language", "version"})
+	reg.MustRegister(requests, duration)
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(srv.Close)
 
@@ -33,42 +45,52 @@ func TestCounterErrorRates(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			requests.Reset()
+			duration.Reset()
 			// Failures from the codes, for a requests counter alone.
-			src := rollout.NewCounterErrorRates(g, rollout.CounterOptions{IsError: func(code string) bool { return code >= "500" }})
+			src := rollout.NewBalancerMetrics(g, rollout.CounterOptions{IsError: func(code string) bool { return code >= "500" }})
 			ctx := context.Background()
-			old, new, err := src.ErrorRates(ctx, "python", "1.0", "2.0")
+			first, err := src.Sample(ctx, "python")
 			require.NoError(t, err)
-			assert.True(t, math.IsNaN(old) && math.IsNaN(new), "no requests: NaN")
+			assert.Empty(t, first, "no requests yet")
 
 			requests.WithLabelValues("python", "1.0", "a", "200").Add(90)
 			requests.WithLabelValues("python", "1.0", "a", "502").Add(10)
 			requests.WithLabelValues("python", "2.0", "b", "200").Add(3)
 			requests.WithLabelValues("python", "2.0", "b", "500").Add(1)
 			requests.WithLabelValues("java", "2.0", "c", "500").Add(50) // another language
-			old, new, err = src.ErrorRates(ctx, "python", "1.0", "2.0")
+			for range 98 {
+				duration.WithLabelValues("python", "1.0").Observe(0.005)
+			}
+			duration.WithLabelValues("python", "1.0").Observe(0.5)
+			duration.WithLabelValues("python", "1.0").Observe(0.5)
+			second, err := src.Sample(ctx, "python")
 			require.NoError(t, err)
-			assert.InDelta(t, 0.1, old, 1e-9)
-			assert.InDelta(t, 0.25, new, 1e-9)
+			assert.InDelta(t, 0.1, errorRate(first, second, "1.0"), 1e-9)
+			assert.InDelta(t, 0.25, errorRate(first, second, "2.0"), 1e-9)
+			lat := second["1.0"].Latency
+			require.Len(t, lat, 4)
+			assert.True(t, math.IsInf(lat[3].UpperBound, 1))
+			assert.Equal(t, 100.0, lat[3].Count)
+			assert.Equal(t, 98.0, lat[0].Count)
 
-			// The next call counts only what happened since.
 			requests.WithLabelValues("python", "2.0", "b", "200").Add(4)
-			old, new, err = src.ErrorRates(ctx, "python", "1.0", "2.0")
+			third, err := src.Sample(ctx, "python")
 			require.NoError(t, err)
-			assert.True(t, math.IsNaN(old))
-			assert.InDelta(t, 0, new, 1e-9)
+			assert.True(t, math.IsNaN(errorRate(second, third, "1.0")))
+			assert.InDelta(t, 0, errorRate(second, third, "2.0"), 1e-9)
 		})
 	}
-	_, _, err := rollout.NewCounterErrorRates(rollout.NewScrapeGatherer("http://127.0.0.1:1/metrics", nil), rollout.CounterOptions{}).
-		ErrorRates(context.Background(), "python", "1.0", "2.0")
+	_, err := rollout.NewBalancerMetrics(rollout.NewScrapeGatherer("http://127.0.0.1:1/metrics", nil), rollout.CounterOptions{}).
+		Sample(context.Background(), "python")
 	require.Error(t, err)
 }
 
-// TestCounterErrorRatesCountOnlyBackendFailures runs a real balancer in
+// TestBalancerMetricsCountOnlyBackendFailures runs a real balancer in
 // front of a new version whose answers clients make large or slow: those
 // are 502s and 504s to the clients, but not the new version's failures, so
 // its error rate stays 0 and the automatic mode would advance. 5xx answers
 // it gives of its own are its failures.
-func TestCounterErrorRatesCountOnlyBackendFailures(t *testing.T) {
+func TestBalancerMetricsCountOnlyBackendFailures(t *testing.T) {
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
 	bal, err := balancer.New(balancer.Options{Registerer: reg})
@@ -107,8 +129,8 @@ func TestCounterErrorRatesCountOnlyBackendFailures(t *testing.T) {
 		proxy.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/lint/python", strings.NewReader(`{"code":"`+code+`"}`)))
 		return rec.Code
 	}
-	src := rollout.NewCounterErrorRates(reg, rollout.CounterOptions{})
-	_, _, err = src.ErrorRates(ctx, "python", "1.0", "2.0")
+	src := rollout.NewBalancerMetrics(reg, rollout.CounterOptions{})
+	before, err := src.Sample(ctx, "python")
 	require.NoError(t, err)
 
 	codes := map[int]int{}
@@ -119,16 +141,17 @@ func TestCounterErrorRatesCountOnlyBackendFailures(t *testing.T) {
 	}
 	require.Positive(t, codes[http.StatusGatewayTimeout], "%v", codes)
 	require.Positive(t, codes[http.StatusBadGateway], "%v", codes)
-	old, new, err := src.ErrorRates(ctx, "python", "1.0", "2.0")
+	after, err := src.Sample(ctx, "python")
 	require.NoError(t, err)
-	assert.Zero(t, old, "client-caused outcomes are no failures of 1.0")
-	assert.Zero(t, new, "client-caused outcomes are no failures of 2.0")
+	assert.Zero(t, errorRate(before, after, "1.0"), "client-caused outcomes are no failures of 1.0")
+	assert.Zero(t, errorRate(before, after, "2.0"), "client-caused outcomes are no failures of 2.0")
+	assert.Positive(t, after["2.0"].Latency[len(after["2.0"].Latency)-1].Count, "latency is read")
 
 	for range 4 {
 		lint("crash")
 	}
-	old, new, err = src.ErrorRates(ctx, "python", "1.0", "2.0")
+	crashed, err := src.Sample(ctx, "python")
 	require.NoError(t, err)
-	assert.InDelta(t, 1.0, old, 1e-9, "every answer of 1.0 was a 500 of its own")
-	assert.InDelta(t, 1.0, new, 1e-9)
+	assert.InDelta(t, 1.0, errorRate(after, crashed, "1.0"), 1e-9, "every answer of 1.0 was a 500 of its own")
+	assert.InDelta(t, 1.0, errorRate(after, crashed, "2.0"), 1e-9)
 }

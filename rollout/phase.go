@@ -11,7 +11,8 @@ import (
 // An update from Current to Target walks the configured steps. When it
 // reaches the last step (100%) it completes: Current becomes the new
 // version, Target is cleared and Previous remembers the old one, so a
-// rollback can still undo the last step.
+// rollback can still undo the last step. In the automatic mode the last
+// step is held (Target set at 100 %) until it is judged, then completes.
 type Phase struct {
 	// Current is the stable version: the one every machine runs when no
 	// update is in progress, and the old side of an update.
@@ -46,6 +47,12 @@ func (p Phase) Versions() (old, new string) { return p.Current, p.Target }
 // InitUpdate starts an update to version at the first step. With a
 // single step (100) the update completes at once.
 func (p Phase) InitUpdate(version string, steps []int, now time.Time) (Phase, error) {
+	return p.initUpdate(version, steps, now, false)
+}
+
+// initUpdate is InitUpdate; with hold a single step (100) stays in
+// progress, to be judged before it completes.
+func (p Phase) initUpdate(version string, steps []int, now time.Time, hold bool) (Phase, error) {
 	switch {
 	case version == "":
 		return p, fmt.Errorf("%w: version is empty", ErrInvalidRequest)
@@ -56,11 +63,22 @@ func (p Phase) InitUpdate(version string, steps []int, now time.Time) (Phase, er
 		return p, fmt.Errorf("%w: %s", ErrSameVersion, version)
 	}
 	n := Phase{Current: p.Current, Target: version, Step: 0, Changed: now}
+	if hold {
+		return n, nil
+	}
 	return n.complete(steps), nil
 }
 
-// Update moves to the next step; at the last step it is ErrLastStep.
+// Update moves to the next step; reaching the last step completes the
+// update. An update held at the last step (the automatic mode judges it
+// there) completes; a completed one is ErrLastStep.
 func (p Phase) Update(steps []int, now time.Time) (Phase, error) {
+	return p.advance(steps, now, false)
+}
+
+// advance is Update; with hold the last step stays in progress (Target
+// set at 100 %) until advanced once more.
+func (p Phase) advance(steps []int, now time.Time, hold bool) (Phase, error) {
 	if !p.Updating() {
 		if p.Previous != "" {
 			return p, fmt.Errorf("%w: the update %s → %s is complete", ErrLastStep, p.Previous, p.Current)
@@ -68,10 +86,13 @@ func (p Phase) Update(steps []int, now time.Time) (Phase, error) {
 		return p, ErrNoUpdate
 	}
 	if p.Step >= len(steps)-1 {
-		return p, ErrLastStep
+		return Phase{Current: p.Target, Previous: p.Current, Changed: now}, nil
 	}
 	p.Step++
 	p.Changed = now
+	if hold {
+		return p, nil
+	}
 	return p.complete(steps), nil
 }
 

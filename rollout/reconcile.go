@@ -21,9 +21,16 @@ type actual struct {
 	live []machines.Machine
 	// dead are the machines that exited or failed a health check.
 	dead []machines.Machine
-	// byVersion groups live by version.
-	byVersion map[string][]machines.Machine
+	// kept are the dead machines that keep their place (ReplaceUnhealthy
+	// off and their version still in the rollout); the other dead ones
+	// are removed and replaced.
+	kept []machines.Machine
+	// byVersion groups live by version; keptByVersion groups kept.
+	byVersion, keptByVersion map[string][]machines.Machine
 }
+
+// slots is how many places version v takes: its live and kept machines.
+func (a actual) slots(v string) int { return len(a.byVersion[v]) + len(a.keptByVersion[v]) }
 
 // observe reads lang's machines from the provider and classifies them. A
 // machine seen for the first time (a new one, or one a previous manager
@@ -33,7 +40,8 @@ func (m *Manager) observe(ctx context.Context, l *lang) (actual, error) {
 	if err != nil {
 		return actual{}, err
 	}
-	a := actual{byVersion: map[string][]machines.Machine{}}
+	old, new, _ := m.versions(l.name)
+	a := actual{byVersion: map[string][]machines.Machine{}, keptByVersion: map[string][]machines.Machine{}}
 	present := map[string]bool{}
 	for _, mc := range all {
 		if mc.Language != l.name {
@@ -42,10 +50,18 @@ func (m *Manager) observe(ctx context.Context, l *lang) (actual, error) {
 		present[mc.ID] = true
 		m.track(mc)
 		if mc.State != machines.StateRunning {
-			m.setDead(mc.ID, "not running ("+string(mc.State)+")")
+			why := "not running (" + string(mc.State) + ")"
+			if mc.Reason != "" {
+				why += ": " + mc.Reason
+			}
+			m.setDead(mc.ID, why)
 		}
 		if m.isDead(mc.ID) {
 			a.dead = append(a.dead, mc)
+			if !m.opts.ReplaceUnhealthy && (mc.Version == old || (new != "" && mc.Version == new)) {
+				a.kept = append(a.kept, mc)
+				a.keptByVersion[mc.Version] = append(a.keptByVersion[mc.Version], mc)
+			}
 			continue
 		}
 		a.live = append(a.live, mc)
@@ -79,6 +95,8 @@ func (m *Manager) forgetGone(ctx context.Context, lang string, present map[strin
 		m.checker.Remove(g.id)
 		m.mu.Lock()
 		delete(m.owners, g.id)
+		delete(m.versionOf, g.id)
+		delete(m.served, g.id)
 		delete(m.routed, g.id)
 		delete(m.dead, g.id)
 		m.mu.Unlock()
@@ -87,10 +105,11 @@ func (m *Manager) forgetGone(ctx context.Context, lang string, present map[strin
 	return nil
 }
 
-// track records mc's language and health-checks it.
+// track records mc's language and version and health-checks it.
 func (m *Manager) track(mc machines.Machine) {
 	m.mu.Lock()
 	m.owners[mc.ID] = mc.Language
+	m.versionOf[mc.ID] = mc.Version
 	m.mu.Unlock()
 	if _, ok := m.checker.Status(mc.ID); !ok && mc.State == machines.StateRunning && mc.Address != "" {
 		m.checker.Add(health.Target{ID: mc.ID, Address: mc.Address})
@@ -138,89 +157,133 @@ func (m *Manager) Sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// createParallel bounds the machines a backward move creates at once.
+const createParallel = 4
+
+// errPreempted ends a reconcile pass that gave way to a transition; the
+// transition reconciles to its own phase.
+var errPreempted = errors.New("rollout: reconcile gave way to a phase change")
+
+// preempted reports whether a transition of l waits for its lock.
+func preempted(l *lang) error {
+	if l.pending.Load() > 0 {
+		return errPreempted
+	}
+	return nil
+}
+
 // reconcileLocked is one level-based pass over lang; l.mu is held.
 //
-//  1. Unhealthy machines leave the router (and, with ReplaceUnhealthy, are
-//     removed and counted for replacement).
-//  2. Live machines not in the router are added (a restarted manager).
-//  3. The desired split of the N live machines at the phase's percent is
-//     computed; surplus machines (other versions first, then the oldest of
-//     a version with too many) are replaced one at a time by machines of
-//     the version that is short: create, wait until healthy, add to the
-//     router, take the surplus one out of the router, remove it. Capacity
-//     never drops.
-//  4. The ratio is set after the machines when moving forward, before
-//     them when the last transition moved back.
+//  1. Unhealthy machines leave the router; those that do not keep their
+//     place (ReplaceUnhealthy, or their version left the rollout) are
+//     removed, to be replaced.
+//  2. The router is made to hold exactly the live machines: read from it
+//     when it is a RouterReader (what a restarted balancer lost, or a hand
+//     changed, is put back), else from what the manager remembers.
+//  3. The desired split of the language's desired count at the phase's
+//     percent is computed, unhealthy machines that keep their place
+//     counting for their version. Moving forward, surplus machines (other
+//     versions first, then the oldest of a version with too many) are
+//     replaced one at a time by machines of the version that is short:
+//     create, wait until healthy, add to the router, take the surplus one
+//     out of the router, remove it; then the ratio follows. Moving back
+//     (a rollback, an abort), every missing machine is created first (a
+//     few at once), then the ratio moves, then the surplus goes: the
+//     previous version's full capacity is back before anything is
+//     removed. Capacity never drops either way.
 func (m *Manager) reconcileLocked(ctx context.Context, l *lang) error {
 	a, err := m.observe(ctx, l)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	replace := 0
+	kept := map[string]bool{}
+	for _, mc := range a.kept {
+		kept[mc.ID] = true
+	}
 	for _, mc := range a.dead {
 		if err := m.unrouteDead(ctx, mc); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if m.opts.ReplaceUnhealthy {
+		if !kept[mc.ID] {
 			if err := m.removeMachine(ctx, mc); err != nil {
 				errs = append(errs, err)
-				continue
 			}
-			replace++
 		}
 	}
-	for _, mc := range a.live {
-		if !m.isRouted(mc.ID) {
-			if err := m.route(ctx, mc); err != nil {
-				errs = append(errs, err)
-			}
-		}
+	if err := m.routeLive(ctx, l.name, a.live); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if err := m.pruneRouter(ctx, l.name, a.live); err != nil {
-		return err
-	}
 
-	old, new, p := m.versions(l.name)
-	oldWant, newWant := MachineSplit(len(a.live)+replace, p)
-	oldHave := a.byVersion[old]
-	var newHave []machines.Machine
-	if new != "" {
-		newHave = a.byVersion[new]
+	n := m.desiredCount(l.name, a)
+	if _, known := m.Desired(l.name); !known {
+		if err := m.setDesired(l.name, n); err != nil {
+			return err
+		}
 	}
+	old, new, p := m.versions(l.name)
+	oldWant, newWant := MachineSplit(n, p)
 	var surplus []machines.Machine
 	for _, v := range slices.Sorted(maps.Keys(a.byVersion)) {
 		if v != old && v != new {
 			surplus = append(surplus, a.byVersion[v]...)
 		}
 	}
-	if n := len(oldHave) - oldWant; n > 0 {
-		surplus = append(surplus, oldHave[:n]...)
+	// Live machines beyond what a version wants go, oldest first; its kept
+	// unhealthy ones hold their places.
+	extra := func(v string, want int) {
+		if n := min(a.slots(v)-want, len(a.byVersion[v])); n > 0 {
+			surplus = append(surplus, a.byVersion[v][:n]...)
+		}
 	}
-	if n := len(newHave) - newWant; n > 0 {
-		surplus = append(surplus, newHave[:n]...)
-	}
+	extra(old, oldWant)
 	var create []string
-	for range newWant - len(newHave) {
-		create = append(create, new)
+	if new != "" {
+		extra(new, newWant)
+		for range newWant - a.slots(new) {
+			create = append(create, new)
+		}
 	}
-	for range oldWant - len(oldHave) {
+	for range oldWant - a.slots(old) {
 		create = append(create, old)
 	}
 
 	m.mu.Lock()
-	trafficFirst := m.backward[l.name]
+	backward := m.backward[l.name]
 	m.mu.Unlock()
-	if trafficFirst {
+	if backward {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(createParallel)
+		for _, v := range create {
+			g.Go(func() error {
+				if err := preempted(l); err != nil {
+					return err
+				}
+				_, err := m.createLocked(gctx, l, v)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
 		if err := m.setRatio(ctx, l.name, false); err != nil {
 			return err
 		}
+		for _, mc := range surplus {
+			if err := m.retire(ctx, mc); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	for i := range max(len(create), len(surplus)) {
+		if err := preempted(l); err != nil {
+			return err
+		}
 		if i < len(create) {
 			if _, err := m.createLocked(ctx, l, create[i]); err != nil {
 				return err
@@ -235,31 +298,61 @@ func (m *Manager) reconcileLocked(ctx context.Context, l *lang) error {
 	return m.setRatio(ctx, l.name, false)
 }
 
-// pruneRouter removes lang's backends that are not live machines, when
-// the router can list them.
-func (m *Manager) pruneRouter(ctx context.Context, lang string, live []machines.Machine) error {
-	bl, ok := m.router.(BackendLister)
+// routeLive makes the router hold exactly lang's live machines. With a
+// RouterReader it reads what the router holds and adds what is missing
+// (or held under another version), removes what matches no live machine,
+// and forgets a ratio that differs from the one set, so that it is set
+// again; without one it adds the live machines it has not added.
+func (m *Manager) routeLive(ctx context.Context, lang string, live []machines.Machine) error {
+	rr, ok := m.router.(RouterReader)
 	if !ok {
-		return nil
+		var errs []error
+		for _, mc := range live {
+			if !m.isRouted(mc.ID) {
+				if err := m.route(ctx, mc); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		return errors.Join(errs...)
 	}
-	uris, err := bl.Backends(ctx, lang)
+	held, ratio, err := rr.Routes(ctx, lang)
 	if err != nil {
-		return fmt.Errorf("%w: listing the backends of %s: %w", ErrRouter, lang, err)
+		return fmt.Errorf("%w: reading the backends of %s: %w", ErrRouter, lang, err)
 	}
 	keep := map[string]bool{}
+	var errs []error
 	for _, mc := range live {
 		keep[mc.URL()] = true
+		if v, ok := held[mc.URL()]; ok && v == mc.Version {
+			m.mu.Lock()
+			m.routed[mc.ID] = mc.URL()
+			m.mu.Unlock()
+			continue
+		}
+		if m.isRouted(mc.ID) {
+			m.log.Warn("the router lost a backend; adding it again", "lang", lang, "uri", mc.URL())
+		}
+		if err := m.route(ctx, mc); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	for _, u := range uris {
+	for _, u := range slices.Sorted(maps.Keys(held)) {
 		if keep[u] {
 			continue
 		}
 		if err := m.router.RemoveBackend(ctx, u); err != nil && !m.opts.IsNotFound(err) {
-			return fmt.Errorf("%w: removing stale backend %s: %w", ErrRouter, u, err)
+			errs = append(errs, fmt.Errorf("%w: removing stale backend %s: %w", ErrRouter, u, err))
+			continue
 		}
 		m.log.Info("stale backend removed from the router", "lang", lang, "uri", u)
 	}
-	return nil
+	m.mu.Lock()
+	if !maps.Equal(m.ratios[lang], ratio) {
+		delete(m.ratios, lang)
+	}
+	m.mu.Unlock()
+	return errors.Join(errs...)
 }
 
 // createLocked creates a machine of version, waits until it answers
@@ -275,6 +368,9 @@ func (m *Manager) createLocked(ctx context.Context, l *lang, version string) (ma
 		return machines.Machine{}, fmt.Errorf("%w: creating a %s %s machine: %w", ErrMachines, l.name, version, err)
 	}
 	m.track(mc)
+	m.mu.Lock()
+	m.served[mc.ID] = true // Create returned once it answered /health
+	m.mu.Unlock()
 	if err := m.route(ctx, mc); err != nil {
 		if rerr := m.removeMachine(context.WithoutCancel(ctx), mc); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -372,6 +468,8 @@ func (m *Manager) removeMachine(ctx context.Context, mc machines.Machine) error 
 	m.checker.Remove(mc.ID)
 	m.mu.Lock()
 	delete(m.owners, mc.ID)
+	delete(m.versionOf, mc.ID)
+	delete(m.served, mc.ID)
 	m.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, m.opts.RemoveTimeout)
 	defer cancel()
@@ -442,6 +540,18 @@ func (m *Manager) Run(ctx context.Context) error {
 			return nil
 		})
 	}
+	if rg, ok := m.router.(RouterGeneration); ok {
+		g.Go(func() error {
+			m.watchRouter(ctx, rg)
+			return nil
+		})
+	}
+	if m.opts.Metrics != nil {
+		g.Go(func() error {
+			m.sampleLoop(ctx)
+			return nil
+		})
+	}
 	if m.opts.Auto != nil {
 		g.Go(func() error {
 			m.autoLoop(ctx)
@@ -467,7 +577,11 @@ func (m *Manager) loop(ctx context.Context, l *lang) {
 		case <-t.C:
 		}
 		next := m.opts.ResyncInterval
-		if err := m.Reconcile(ctx, l.name); err != nil {
+		err := m.Reconcile(ctx, l.name)
+		if errors.Is(err, errPreempted) {
+			err = nil // the transition that preempted it reconciles
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -481,6 +595,41 @@ func (m *Manager) loop(ctx context.Context, l *lang) {
 			backoff = 0
 		}
 		t.Reset(next)
+	}
+}
+
+// watchRouter reads the router's generation every RouterCheckInterval and
+// wakes every language's reconciler when it changed: the router restarted,
+// or someone else changed it. The manager's own changes wake them too,
+// for one pass that finds nothing to do.
+func (m *Manager) watchRouter(ctx context.Context, rg RouterGeneration) {
+	t := time.NewTicker(m.opts.RouterCheckInterval)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		gen, err := rg.Generation(ctx)
+		if err != nil {
+			if ctx.Err() == nil && last != "" {
+				m.log.Warn("the router does not answer", "err", err)
+			}
+			last = "" // whatever answers next is news
+			continue
+		}
+		if gen == last {
+			continue
+		}
+		if last != "" {
+			m.log.Debug("the router changed; reconciling", "generation", gen)
+		}
+		last = gen
+		for _, name := range m.Languages() {
+			m.Kick(name)
+		}
 	}
 }
 

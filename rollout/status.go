@@ -50,6 +50,15 @@ type LanguageStatus struct {
 	Ratio map[string]int
 	// Machines are the language's machines, oldest first.
 	Machines []MachineStatus
+	// Desired is how many machines the language should have (its live
+	// ones when not recorded yet).
+	Desired int
+	// Verdicts are the automatic mode's judgements of the latest steps,
+	// oldest first.
+	Verdicts []Verdict
+	// Series are the charts of each version's request rate, error rate
+	// and latency over the last minutes (with Options.Metrics).
+	Series []Series
 }
 
 // Versions returns the machines grouped by version, versions sorted.
@@ -109,6 +118,17 @@ func (m *Manager) Status(ctx context.Context) (Status, error) {
 			Steps:    slices.Clone(m.opts.Steps),
 			Ratio:    m.desiredRatio(name),
 			Machines: byLang[name],
+			Verdicts: m.Verdicts(name),
+			Series:   m.history.series(name),
+		}
+		if n, ok := m.Desired(name); ok {
+			ls.Desired = n
+		} else {
+			for _, mc := range byLang[name] {
+				if mc.Healthy {
+					ls.Desired++
+				}
+			}
 		}
 		if ph.Updating() {
 			ls.Step = ph.Step + 1

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/fleetkit/fleetkit/internal/atomicfile"
 )
 
 // stateFileVersion is the format version of the state file.
@@ -16,68 +17,61 @@ const stateFileVersion = 1
 type stateFile struct {
 	Version   int              `json:"version"`
 	Languages map[string]Phase `json:"languages"`
+	Machines  map[string]int   `json:"machines,omitempty"`
 }
 
-// LoadState reads the phases saved in path. A missing file is no error:
-// it returns an empty map.
-func LoadState(path string) (map[string]Phase, error) {
+// State is what a Manager keeps across restarts.
+type State struct {
+	// Phases are the rollout phases by language.
+	Phases map[string]Phase
+	// Machines is the desired number of machines of each language (what
+	// /create and /remove set); a language missing from it has none
+	// recorded, and its live machines are taken as the desired number.
+	Machines map[string]int
+}
+
+// LoadState reads the state saved in path. A missing file is no error:
+// it returns an empty State.
+func LoadState(path string) (State, error) {
+	st := State{Phases: map[string]Phase{}, Machines: map[string]int{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]Phase{}, nil
+		return st, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rollout: reading state file: %w", err)
+		return st, fmt.Errorf("rollout: reading state file: %w", err)
 	}
 	var sf stateFile
 	if err := json.Unmarshal(b, &sf); err != nil {
-		return nil, fmt.Errorf("rollout: state file %s: %w", path, err)
+		return st, fmt.Errorf("rollout: state file %s: %w", path, err)
 	}
 	if sf.Version != stateFileVersion {
-		return nil, fmt.Errorf("rollout: state file %s has format version %d, want %d", path, sf.Version, stateFileVersion)
+		return st, fmt.Errorf("rollout: state file %s has format version %d, want %d", path, sf.Version, stateFileVersion)
 	}
-	if sf.Languages == nil {
-		sf.Languages = map[string]Phase{}
+	for lang, n := range sf.Machines {
+		if n < 0 {
+			return st, fmt.Errorf("rollout: state file %s: %s has %d machines", path, lang, n)
+		}
 	}
-	return sf.Languages, nil
+	if sf.Languages != nil {
+		st.Phases = sf.Languages
+	}
+	if sf.Machines != nil {
+		st.Machines = sf.Machines
+	}
+	return st, nil
 }
 
-// SaveState writes phases to path atomically: a temporary file in the same
+// SaveState writes st to path atomically: a temporary file in the same
 // directory is written, synced and renamed over path, and the directory is
 // synced, so a crash leaves either the old or the new state, never a mix.
-func SaveState(path string, phases map[string]Phase) error {
-	b, err := json.MarshalIndent(stateFile{Version: stateFileVersion, Languages: phases}, "", "  ")
+func SaveState(path string, st State) error {
+	b, err := json.MarshalIndent(stateFile{Version: stateFileVersion, Languages: st.Phases, Machines: st.Machines}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("rollout: encoding state: %w", err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("rollout: writing state: %w", err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("rollout: writing state: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("rollout: syncing state: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("rollout: writing state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rollout: replacing state file: %w", err)
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every file system syncs directories
-		_ = d.Close()
+	if err := atomicfile.Write(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("rollout: writing state file: %w", err)
 	}
 	return nil
 }

@@ -16,19 +16,20 @@ func TestStateRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	got, err := rollout.LoadState(path)
 	require.NoError(t, err, "a missing file is an empty state")
-	assert.Empty(t, got)
+	assert.Empty(t, got.Phases)
+	assert.Empty(t, got.Machines)
 
-	want := map[string]rollout.Phase{
+	want := rollout.State{Phases: map[string]rollout.Phase{
 		"python": {Current: "1.0", Target: "2.0", Step: 2, Changed: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
 		"java":   {Current: "2.0", Previous: "1.0"},
-	}
+	}, Machines: map[string]int{"python": 10, "java": 0}}
 	require.NoError(t, rollout.SaveState(path, want))
 	got, err = rollout.LoadState(path)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
 	// Overwrite: the file is replaced, no temporary file stays behind.
-	want["python"] = rollout.Phase{Current: "2.0", Previous: "1.0"}
+	want.Phases["python"] = rollout.Phase{Current: "2.0", Previous: "1.0"}
 	require.NoError(t, rollout.SaveState(path, want))
 	got, err = rollout.LoadState(path)
 	require.NoError(t, err)
@@ -58,6 +59,6 @@ func TestLoadStateErrors(t *testing.T) {
 }
 
 func TestSaveStateFailsInMissingDir(t *testing.T) {
-	err := rollout.SaveState(filepath.Join(t.TempDir(), "no", "such", "dir", "state.json"), nil)
+	err := rollout.SaveState(filepath.Join(t.TempDir(), "no", "such", "dir", "state.json"), rollout.State{})
 	require.Error(t, err)
 }

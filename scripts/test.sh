@@ -43,6 +43,13 @@ if [ ${#need[@]} -gt 0 ]; then
 	as_root apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+# Headless Chromium for the machine manager's status page (rollout's browser
+# test); what it only recommends (a desktop's worth) is not needed headless.
+if ! command -v chromium >/dev/null; then
+	echo "test.sh: installing chromium"
+	as_root apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
 
 # The Docker Engine: the machines/docker tests drive real containers.
 if ! docker info >/dev/null 2>&1; then

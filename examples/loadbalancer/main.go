@@ -10,6 +10,14 @@
 // With -admin-addr "" there is one listener, and /metrics there answers
 // only callers that give the admin secret (X-Secret-Key, or
 // "Authorization: Bearer" as a Prometheus scrape config sends it).
+//
+// A restart loses no request when the listening sockets outlive the
+// process — passed by a supervisor that holds them (systemd's socket
+// activation: LISTEN_FDS, LISTEN_FDNAMES=public:admin) — and the state
+// outlives it too (-state-file): on SIGTERM the balancer stops accepting,
+// answers each kept-alive connection's next request with Connection: close
+// (-lame-duck), drains, and the next process accepts the connections that
+// queued meanwhile with the backends and ratios it had.
 package main
 
 import (
@@ -69,6 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	maxEjectionPct := fs.Int("max-ejection-percent", balancer.DefaultMaxEjectionPercent, "most of a language's backends ejected at once, in percent (never its last one)")
 	checkInterval := fs.Duration("check-interval", 0, "probe ejected backends' /health this often and readmit those that answer before their ejection time is over (0: off)")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long shutdown waits for in-flight requests")
+	lameDuck := fs.Duration("lame-duck", time.Second, "after a stop signal, how long a kept-alive client connection may still bring one request (answered with Connection: close) before it is closed: a restart under load fails no request")
+	stateFile := fs.String("state-file", "", "keep the backends and ratios set through the admin API in this file, and start from it: a restarted balancer serves at once (the machine manager re-asserts them too, within a second)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -92,6 +102,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{Timeout: *timeout, MaxResponseBody: *maxAnswer, Registerer: reg, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if *stateFile != "" {
+		if err := loadState(ctx, bal, *stateFile); err != nil {
+			return err
+		}
+	}
+	sockets, err := inherited(getenv)
 	if err != nil {
 		return err
 	}
@@ -130,10 +149,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
-	serve := func(name, addr string, srv httpserver.Server) (string, error) {
-		ln, err := httpserver.Listen(addr)
-		if err != nil {
-			return "", fmt.Errorf("%s listener: %w", name, err)
+	serve := func(name, socket, addr string, srv httpserver.Server) (string, error) {
+		ln := sockets[socket]
+		if ln == nil {
+			var err error
+			if ln, err = httpserver.Listen(addr); err != nil {
+				return "", fmt.Errorf("%s listener: %w", name, err)
+			}
 		}
 		logger.Info("listening", "api", name, "addr", ln.Addr().String())
 		// Run drains in-flight requests when ctx ends.
@@ -142,25 +164,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	// The public listener's lint requests take balancer.Server's fast
 	// path; everything else there (and the admin API) goes to net/http.
-	front, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: public, HTTP: httpserver.New(nil), Logger: logger})
+	front, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: public, HTTP: httpserver.New(nil), Logger: logger,
+		LameDuck: *lameDuck})
 	if err != nil {
 		stop()
 		return errors.Join(err, g.Wait())
 	}
-	publicAddr, err := serve("public+admin", *addr, front)
+	publicAddr, err := serve("public+admin", "public", *addr, front)
 	if err != nil {
 		stop()
 		return errors.Join(err, g.Wait())
 	}
 	var adminListen string
 	if internal != nil {
-		if adminListen, err = serve("admin", *adminAddr, httpserver.New(internal)); err != nil {
+		if adminListen, err = serve("admin", "admin", *adminAddr, httpserver.New(internal)); err != nil {
 			stop()
 			return errors.Join(err, g.Wait())
 		}
 	}
 	if ready != nil {
 		ready <- listening{public: publicAddr, admin: adminListen}
+	}
+	if *stateFile != "" {
+		g.Go(func() error {
+			keepState(ctx, bal, *stateFile, logger)
+			return nil
+		})
 	}
 	if *checkInterval > 0 {
 		checker, err := balancer.NewChecker(bal, balancer.CheckerOptions{Interval: *checkInterval})

@@ -14,6 +14,15 @@
 // Mutating calls must be application/json. With a secret (-secret-file, or
 // $FLEETKIT_MANAGER_SECRET) they must carry it in the X-Secret-Key header;
 // without one the manager refuses to listen beyond loopback.
+//
+// Stopping the manager (SIGTERM, SIGINT, even SIGKILL) is not stopping the
+// fleet: Docker containers keep running, and so do process machines when
+// they are recorded in a machines file (-machines-file, by default the
+// configuration's state_file + ".machines"); the next manager with the
+// same -name adopts them, and the balancer keeps serving them meanwhile.
+// The explicit end of a fleet is
+//
+//	machine-manager teardown -config machine-manager.yaml -provider process
 package main
 
 import (
@@ -51,19 +60,31 @@ func main() {
 	}
 }
 
-// run parses args, wires the manager and serves until ctx is done. ready,
+// run parses args, wires the manager and serves until ctx is done; with
+// "teardown" as its first argument it removes the fleet instead. ready,
 // when set, gets the API's address once it listens (tests use it).
 func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
-	fs := flag.NewFlagSet("machine-manager", flag.ContinueOnError)
+	teardown := len(args) > 0 && args[0] == "teardown"
+	name := "machine-manager"
+	if teardown {
+		args, name = args[1:], "machine-manager teardown"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		addr     = fs.String("addr", "127.0.0.1:5000", "listen address HOST:PORT of the API")
-		provider = fs.String("provider", "docker", "what a machine is: docker (containers) or process (local processes)")
-		config   = fs.String("config", "", "configuration file, YAML or JSON (required)")
-		name     = fs.String("name", rollout.DefaultName, "this manager's name: its machines are labelled with it, and a restarted manager with the same name finds them again (docker)")
-		verbose  = fs.Bool("v", false, "log debug messages and the machines' output")
-		apiFile  = fs.String("secret-file", "", "file holding the API secret that every mutating call must carry in the X-Secret-Key header (default: $FLEETKIT_MANAGER_SECRET); required to listen beyond loopback. The balancer's secret is in the configuration (balancer.secret_file)")
+		addr         = fs.String("addr", "127.0.0.1:5000", "listen address HOST:PORT of the API")
+		provider     = fs.String("provider", "docker", "what a machine is: docker (containers) or process (local processes)")
+		config       = fs.String("config", "", "configuration file, YAML or JSON (required)")
+		mgrName      = fs.String("name", rollout.DefaultName, "this manager's name: its machines are labelled with it, and a restarted manager with the same name finds them again")
+		verbose      = fs.Bool("v", false, "log debug messages (and, without a machines file, the machines' output)")
+		apiFile      = fs.String("secret-file", "", "file holding the API secret that every mutating call must carry in the X-Secret-Key header (default: $FLEETKIT_MANAGER_SECRET); required to listen beyond loopback. The balancer's secret is in the configuration (balancer.secret_file)")
+		machinesFile = fs.String("machines-file", "", "-provider process: where the machines are recorded (PIDs, start times), so that they outlive the manager and the next one adopts them (default: the configuration's state_file + \".machines\"; without either, machines stop with the manager)")
 	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: machine-manager [flags]           serve the API; stopping it leaves the machines running\n"+
+			"       machine-manager teardown [flags]  remove every machine of this manager (and their backends)\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -74,7 +95,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
-	if apiSecret == "" && !secret.Loopback(*addr) {
+	if !teardown && apiSecret == "" && !secret.Loopback(*addr) {
 		return fmt.Errorf("-addr %s is reachable beyond this machine: give an API secret (-secret-file or $FLEETKIT_MANAGER_SECRET), or listen on loopback", *addr)
 	}
 	if *config == "" {
@@ -100,23 +121,33 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
-	router := lister{client}
+	rtr := router{client}
 
 	var mp machines.Provider
 	switch *provider {
 	case "process":
+		file := *machinesFile
+		if file == "" && cfg.StateFile != "" {
+			file = cfg.StateFile + ".machines"
+		}
 		var out io.Writer
-		if *verbose {
+		if *verbose && file == "" {
 			out = stderr
 		}
-		p, err := process.New(process.Options{Name: *name, StopTimeout: cfg.RemoveTimeout, Output: out})
+		// With a machines file the fleet outlives the manager: a restarted
+		// manager adopts it, and only teardown removes it.
+		p, err := process.New(process.Options{Name: *mgrName, StopTimeout: cfg.RemoveTimeout, Output: out,
+			StateFile: file, KeepOnClose: file != ""})
 		if err != nil {
 			return err
 		}
 		defer p.Close()
+		if file == "" {
+			log.Warn("no state_file nor -machines-file: the process machines stop with the manager")
+		}
 		mp = p
 	case "docker":
-		p, err := docker.New(docker.Options{Name: *name, StopTimeout: cfg.RemoveTimeout})
+		p, err := docker.New(docker.Options{Name: *mgrName, StopTimeout: cfg.RemoveTimeout})
 		if err != nil {
 			return err
 		}
@@ -136,13 +167,20 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := cfg.Options()
-	opts.Name = *name
+	opts.Name = *mgrName
 	opts.Registerer = reg
 	opts.Logger = log
 	opts.IsNotFound = func(err error) bool { return errors.Is(err, balancer.ErrUnknownBackend) }
-	mgr, err := rollout.New(mp, router, opts)
+	mgr, err := rollout.New(mp, rtr, opts)
 	if err != nil {
 		return err
+	}
+	if teardown {
+		if err := mgr.Teardown(ctx); err != nil {
+			return fmt.Errorf("teardown: %w", err)
+		}
+		log.Info("teardown: every machine removed", "provider", *provider, "name", *mgrName)
+		return nil
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", rollout.NewHandler(mgr, rollout.HandlerOptions{Logger: log, Secret: apiSecret}))
@@ -162,25 +200,13 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	return g.Wait()
 }
 
-// lister lets the manager list the remote balancer's backends (through
-// the admin /health), so that backends left by a previous run are pruned;
-// through Client it also reports the backends the balancer ejected.
-type lister struct{ *balancer.Client }
+// router is the remote balancer as the manager sees it: *balancer.Client
+// reads back what the balancer holds (rollout.RouterReader), its
+// Generation (a restarted balancer is noticed at once) and its ejections.
+type router struct{ *balancer.Client }
 
 var (
-	_ rollout.BackendLister    = lister{}
-	_ rollout.EjectionReporter = lister{}
+	_ rollout.RouterReader     = router{}
+	_ rollout.RouterGeneration = router{}
+	_ rollout.EjectionReporter = router{}
 )
-
-// Backends implements rollout.BackendLister.
-func (l lister) Backends(ctx context.Context, lang string) ([]string, error) {
-	h, err := l.Health(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, uris := range h.Backends[lang] {
-		out = append(out, uris...)
-	}
-	return out, nil
-}

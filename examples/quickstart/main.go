@@ -65,6 +65,7 @@ func run() error {
 		linterBin    = flag.String("linter-bin", "", "the linter binary (default: next to this program, else built with go build into the user cache dir)")
 		stepAfter    = flag.Duration("auto-step-after", 0, "automatic mode: judge each update step after this long (0: off, updates are manual)")
 		maxErrorRate = flag.Float64("auto-max-error-rate", 0.01, "automatic mode: highest error rate of the new version that still advances")
+		replace      = flag.Bool("replace-unhealthy", true, "replace a machine that crashes or fails its health check (false: keep it, out of the balancer, as the design says)")
 		verbose      = flag.Bool("v", false, "log debug messages and the linters' output")
 	)
 	flag.Parse()
@@ -107,7 +108,7 @@ func run() error {
 		MaxMachinesPerLanguage: *maxPerLang, MaxMachines: *maxMachines,
 		HealthInterval: *healthEvery, LinterBin: bin, LBTimeout: *lbTimeout,
 		Languages: []string{"python", "java"}, Version: "1.0",
-		StepAfter: *stepAfter, MaxErrorRate: *maxErrorRate,
+		StepAfter: *stepAfter, MaxErrorRate: *maxErrorRate, ReplaceUnhealthy: *replace,
 		Logger: log, MachineOutput: machineOut,
 	}
 	return runStack(ctx, cfg, func(st *stack) { printWelcome(os.Stdout, st, lbSecret, mmSecret != "") })

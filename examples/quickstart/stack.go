@@ -38,6 +38,7 @@ type stackConfig struct {
 	Version                             string
 	StepAfter                           time.Duration // automatic mode; 0 is off
 	MaxErrorRate                        float64
+	ReplaceUnhealthy                    bool
 	Logger                              *slog.Logger
 	MachineOutput                       io.Writer
 	// Provider, when set, replaces the process provider (tests run the
@@ -112,10 +113,13 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 		IsNotFound:             func(err error) bool { return errors.Is(err, balancer.ErrUnknownBackend) },
 		Registerer:             reg, // served with the balancer's at the balancer's /metrics
 		Logger:                 log,
+		ReplaceUnhealthy:       cfg.ReplaceUnhealthy,
+		// The in-process balancer's counters: the page's charts, and what
+		// the automatic mode judges.
+		Metrics: rollout.NewBalancerMetrics(reg, rollout.CounterOptions{}),
 	}
 	if cfg.StepAfter > 0 {
 		opts.Auto = &rollout.AutoOptions{
-			Source:       rollout.NewCounterErrorRates(reg, rollout.CounterOptions{}), // the in-process balancer's counters
 			StepAfter:    cfg.StepAfter,
 			MaxErrorRate: cfg.MaxErrorRate,
 		}

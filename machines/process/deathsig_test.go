@@ -39,7 +39,8 @@ func serveForever() {
 func parentHelper() {
 	sig, _ := strconv.Atoi(os.Getenv("FLEETKIT_PROCESS_TEST_SIG"))
 	exe, _ := os.Executable()
-	p, err := process.New(process.Options{ParentDeathSignal: syscall.Signal(sig), Env: append(os.Environ(), helperEnv+"=serve")})
+	p, err := process.New(process.Options{ParentDeathSignal: syscall.Signal(sig), Env: append(os.Environ(), helperEnv+"=serve"),
+		StateFile: os.Getenv("FLEETKIT_PROCESS_TEST_STATE")})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(2)
@@ -62,6 +63,28 @@ func parentHelper() {
 	select {}
 }
 
+// startParent runs the "parent" helper (a Provider with the parent-death
+// signal sig and the state file state) and returns it with its machine's
+// PID and address.
+func startParent(t *testing.T, sig syscall.Signal, state string) (cmd *exec.Cmd, pid int, addr string) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd = exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=parent", "FLEETKIT_PROCESS_TEST_SIG="+strconv.Itoa(int(sig)),
+		"FLEETKIT_PROCESS_TEST_STATE="+state)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	_, err = fmt.Sscan(line, &pid, &addr)
+	require.NoError(t, err, line)
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	return cmd, pid, addr
+}
+
 // TestParentDeathSignal kills (SIGKILL) a process running a Provider: with
 // ParentDeathSignal its machine dies with it at once; without (the
 // default) the machine outlives it, as before.
@@ -78,23 +101,7 @@ func TestParentDeathSignal(t *testing.T) {
 		{"SIGKILL with the parent", syscall.SIGKILL, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			exe, err := os.Executable()
-			require.NoError(t, err)
-			cmd := exec.Command(exe, "-test.run=^$")
-			cmd.Env = append(os.Environ(), helperEnv+"=parent", "FLEETKIT_PROCESS_TEST_SIG="+strconv.Itoa(int(tt.sig)))
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			line, err := bufio.NewReader(out).ReadString('\n')
-			require.NoError(t, err)
-			var (
-				pid  int
-				addr string
-			)
-			_, err = fmt.Sscan(line, &pid, &addr)
-			require.NoError(t, err, line)
-			t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+			cmd, pid, addr := startParent(t, tt.sig, "")
 			resp, err := http.Get("http://" + addr + "/")
 			require.NoError(t, err, "the machine runs after the thread that created it ended")
 			_ = resp.Body.Close()

@@ -17,12 +17,19 @@
 // without Remove is reported through Watch and stays in List as exited
 // until it is removed.
 //
-// Machines are kept in memory: a new Provider does not know the processes
-// of an old one (List is empty after a restart), and Close stops every
-// process the Provider started. A manager killed without Close leaves its
-// machines running, unless Options.ParentDeathSignal (Linux) has the
-// kernel signal them the moment it dies. Use machines/docker where the manager must
-// find its machines again after a restart.
+// By default machines are kept in memory: a new Provider does not know the
+// processes of an old one (List is empty after a restart), and Close stops
+// every process the Provider started. A manager killed without Close leaves
+// its machines running, unless Options.ParentDeathSignal (Linux) has the
+// kernel signal them the moment it dies.
+//
+// With Options.StateFile, machines outlive their manager as containers do:
+// each runs in a session of its own, is recorded (PID, process start time,
+// address, labels) the moment its process starts, writes its output to a
+// file, and the next Provider of that state file adopts the ones still
+// running (List, Remove and Watch work on them). Options.KeepOnClose makes
+// Close leave the machines running, so that stopping the manager is not
+// stopping the fleet; removing them is then an explicit act (Remove).
 //
 // # Concurrency
 //

@@ -8,10 +8,18 @@ import (
 )
 
 // setGroup does nothing where process groups do not exist.
-func setGroup(*exec.Cmd) {}
+func setGroup(*exec.Cmd, bool) {}
 
 // terminate asks the process to stop.
-func terminate(cmd *exec.Cmd) { _ = cmd.Process.Signal(os.Interrupt) }
+func terminate(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Signal(os.Interrupt)
+	}
+}
 
 // killGroup kills the process.
-func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+func killGroup(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}

@@ -8,17 +8,18 @@ import (
 )
 
 // setGroup puts the process in a process group of its own, so that signals
-// reach its children too.
-func setGroup(cmd *exec.Cmd) {
+// reach its children too; with session, in a session of its own as well,
+// apart from the manager's terminal (its Ctrl-C, its hang-up).
+func setGroup(cmd *exec.Cmd, session bool) {
+	if session {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// terminate sends SIGTERM to the process group.
-func terminate(cmd *exec.Cmd) {
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-}
+// terminate sends SIGTERM to the process group pgid.
+func terminate(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) }
 
-// killGroup sends SIGKILL to the process group.
-func killGroup(cmd *exec.Cmd) {
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-}
+// killGroup sends SIGKILL to the process group pgid.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }

@@ -336,8 +336,9 @@ func BenchmarkCreateToHealthy(b *testing.B) {
 	}
 }
 
-// The process provider passes the suite every provider passes; its
-// machines are its children, so a new provider adopts none.
+// The process provider passes the suite every provider passes; by default
+// its machines are its children, so a new provider adopts none (with a
+// state file it does: TestConformancePersistent).
 func TestConformance(t *testing.T) {
 	testenv.Short(t)
 	machinestest.RunConformance(t, machinestest.Harness{

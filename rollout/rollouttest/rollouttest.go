@@ -17,7 +17,8 @@ import (
 
 var (
 	_ rollout.Router           = (*Router)(nil)
-	_ rollout.BackendLister    = (*Router)(nil)
+	_ rollout.RouterReader     = (*Router)(nil)
+	_ rollout.RouterGeneration = (*Router)(nil)
 	_ rollout.EjectionReporter = (*Router)(nil)
 )
 
@@ -78,6 +79,8 @@ type Router struct {
 	ratios   map[string]map[string]int
 	fail     map[string]failure
 	ejected  map[string]time.Time
+	// restarts and generation make the Generation token.
+	restarts, generation int
 }
 
 type failure struct {
@@ -119,6 +122,9 @@ func (r *Router) AddBackend(ctx context.Context, lang, version, uri string) erro
 		if lang == "" || version == "" || uri == "" {
 			return errors.New("rollouttest: empty lang, version or uri")
 		}
+		if r.backends[uri] != (Backend{Lang: lang, Version: version}) {
+			r.generation++
+		}
 		r.backends[uri] = Backend{Lang: lang, Version: version}
 		delete(r.ejected, uri) // adding again readmits, as the balancer does
 		return nil
@@ -133,6 +139,7 @@ func (r *Router) RemoveBackend(ctx context.Context, uri string) error {
 		}
 		delete(r.backends, uri)
 		delete(r.ejected, uri)
+		r.generation++
 		return nil
 	})
 }
@@ -150,7 +157,20 @@ func (r *Router) SetRatio(ctx context.Context, lang string, ratio map[string]int
 		if sum != r.total {
 			return fmt.Errorf("%w: weights sum to %d, want %d", ErrInvalidRatio, sum, r.total)
 		}
+		// As the balancer: weight only on versions without a backend, while
+		// the language has some, is refused.
+		has, served := false, false
+		for _, b := range r.backends {
+			if b.Lang == lang {
+				has = true
+				served = served || ratio[b.Version] > 0
+			}
+		}
+		if has && !served {
+			return fmt.Errorf("%w: no version with weight has a backend", ErrInvalidRatio)
+		}
 		r.ratios[lang] = maps.Clone(ratio)
+		r.generation++
 		return nil
 	})
 }
@@ -187,19 +207,37 @@ func (r *Router) Held() map[string]Backend {
 	return maps.Clone(r.backends)
 }
 
-// Backends implements rollout.BackendLister: the URIs held for lang,
-// sorted. It is not recorded as a call.
-func (r *Router) Backends(ctx context.Context, lang string) ([]string, error) {
+// Routes implements rollout.RouterReader. It is not recorded as a call.
+func (r *Router) Routes(ctx context.Context, lang string) (map[string]string, map[string]int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []string
+	out := map[string]string{}
 	for u, b := range r.backends {
 		if b.Lang == lang {
-			out = append(out, u)
+			out[u] = b.Version
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	return out, maps.Clone(r.ratios[lang]), nil
+}
+
+// Generation implements rollout.RouterGeneration. It is not recorded as a
+// call.
+func (r *Router) Generation(context.Context) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return fmt.Sprintf("%d.%d", r.restarts, r.generation), nil
+}
+
+// Restart forgets every backend and ratio, as a balancer that restarted
+// without state; its Generation changes.
+func (r *Router) Restart() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.restarts++
+	r.generation = 0
+	r.backends = map[string]Backend{}
+	r.ratios = map[string]map[string]int{}
+	r.ejected = map[string]time.Time{}
 }
 
 // Eject takes uri out of rotation until until, as a balancer's passive
