@@ -27,8 +27,6 @@ type Backend struct {
 	requestPath string
 	// dialAddr is lintURL's host:port.
 	dialAddr string
-	// conns are the Proxy's idle keep-alive connections to the backend.
-	conns connPool
 
 	// The outlier detection state, guarded by the Balancer's mu: how many
 	// ejections in a row the next one follows (each lasts longer), since

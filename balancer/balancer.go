@@ -105,10 +105,14 @@ type Balancer struct {
 	// generation counts the changes of backends and ratios; bumped under mu.
 	generation atomic.Uint64
 
-	// mu guards state and byURI, and serializes every rebuild and swap.
+	// mu guards state, byURI and removed, and serializes every rebuild
+	// and swap.
 	mu    sync.Mutex
 	state map[string]*language
 	byURI map[string]*Backend
+	// removed are called, under mu, with each backend that leaves: the
+	// Proxies over this Balancer close their connections to it.
+	removed []func(*Backend)
 }
 
 // Router is the part of the balancer a machine manager drives. Both the
@@ -206,6 +210,21 @@ func New(opts Options) (*Balancer, error) {
 func (b *Balancer) holds(lang string) bool {
 	_, ok := (*b.langs.Load())[lang]
 	return ok
+}
+
+// held reports whether be is still one of the Balancer's backends.
+func (b *Balancer) held(be *Backend) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byURI[be.URI] == be
+}
+
+// onRemove has fn called, under the Balancer's lock, with each backend
+// that leaves from now on. fn must not block or call the Balancer.
+func (b *Balancer) onRemove(fn func(*Backend)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removed = append(b.removed, fn)
 }
 
 // RatioTotal returns the sum every ratio must have.
@@ -547,15 +566,6 @@ func (b *Balancer) readmitBackend(be *Backend) bool {
 	return b.readmitLocked(be, "answered its health check")
 }
 
-// closeIdleConns closes the Proxy's idle connections to every backend.
-func (b *Balancer) closeIdleConns() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, be := range b.byURI {
-		be.conns.closeIdle(false)
-	}
-}
-
 // Ejected returns the backends that passive health has ejected.
 func (b *Balancer) Ejected() []*Backend {
 	b.mu.Lock()
@@ -742,7 +752,9 @@ func (b *Balancer) removeLocked(be *Backend) {
 		be.readmitTimer.Stop()
 		be.readmitTimer = nil
 	}
-	be.conns.closeIdle(true)
+	for _, fn := range b.removed {
+		fn(be)
+	}
 	l := b.state[be.Language]
 	l.backends = slices.DeleteFunc(l.backends, func(x *Backend) bool { return x == be })
 	if len(l.backends) == 0 && l.ratio == nil {

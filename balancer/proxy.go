@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fleetkit/fleetkit/balancer/internal/h1"
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
@@ -41,7 +42,7 @@ type ProxyOptions struct {
 	// Transport sends requests upstream. nil means the Proxy's built-in
 	// forwarder for http:// backends (a minimal keep-alive HTTP/1.1 client,
 	// about 1.4x the throughput of http.Transport on loopback; see
-	// forward.go) and NewTransport() for https:// ones.
+	// internal/h1) and NewTransport() for https:// ones.
 	Transport http.RoundTripper
 	// MaxBody limits request bodies; a larger one is answered 413.
 	// 0 means httpjson.DefaultMaxBody (1 MiB).
@@ -131,9 +132,10 @@ type Proxy struct {
 	obsCache     sync.Map  // *Backend → *backendObs
 	ownTransport *http.Transport
 	// direct: no Transport was given, so plain-http backends go through
-	// the built-in forwarder (forward.go) and https ones through
-	// ownTransport.
+	// the built-in forwarder (an h1.Pool per backend, in pools) and https
+	// ones through ownTransport.
 	direct bool
+	pools  sync.Map // *Backend → *h1.Pool
 	// copyBufs are the buffers streamed answers pass through.
 	copyBufs sync.Pool // *[]byte
 }
@@ -205,7 +207,7 @@ func NewTransport() *http.Transport {
 // send a new request when the backend sent bytes after the last answer.
 type guardedConn struct {
 	net.Conn
-	idle idlePeek
+	idle h1.IdlePeek
 	// answered: a read returned bytes since the last write, so the next
 	// write starts a new request on a connection that should be idle.
 	answered atomic.Bool
@@ -217,7 +219,7 @@ var errUnsolicited = errors.New("balancer: the backend sent bytes no request ask
 
 func newGuardedConn(nc net.Conn) net.Conn {
 	c := &guardedConn{Conn: nc}
-	c.idle.init(nc)
+	c.idle.Init(nc)
 	return c
 }
 
@@ -230,7 +232,7 @@ func (c *guardedConn) Read(p []byte) (int, error) {
 }
 
 func (c *guardedConn) Write(p []byte) (int, error) {
-	if c.answered.Swap(false) && c.idle.unsolicited() {
+	if c.answered.Swap(false) && c.idle.Unsolicited() {
 		_ = c.Conn.Close()
 		return 0, errUnsolicited
 	}
@@ -275,6 +277,9 @@ func NewProxy(b *Balancer, opts ProxyOptions) (*Proxy, error) {
 		}
 		p.metrics = m
 	}
+	if p.direct {
+		b.onRemove(p.dropPool)
+	}
 	p.bufs.New = func() any { return new(bytes.Buffer) }
 	p.copyBufs.New = func() any { b := make([]byte, 32<<10); return &b }
 	return p, nil
@@ -283,22 +288,26 @@ func NewProxy(b *Balancer, opts ProxyOptions) (*Proxy, error) {
 // CloseIdleConnections closes the idle upstream connections the Proxy
 // keeps (not those of a Transport passed in ProxyOptions).
 func (p *Proxy) CloseIdleConnections() {
-	p.bal.closeIdleConns()
+	p.pools.Range(func(_, v any) bool {
+		v.(*h1.Pool).CloseIdle()
+		return true
+	})
 	if p.ownTransport != nil {
 		p.ownTransport.CloseIdleConnections()
 	}
 }
 
-// attemptResult says how one upstream attempt ended.
-type attemptResult int
+// attemptResult says how one upstream attempt ended: the built-in
+// forwarder's outcomes, which the Transport's are sorted into too.
+type attemptResult = h1.Outcome
 
 const (
-	answered   attemptResult = iota // a whole answer was read
-	streaming                       // the head was read; the body streams from up.Body
-	connFailed                      // no (whole) answer: may be retried
-	timedOut                        // the attempt's deadline passed
-	clientGone                      // the client cancelled
-	tooLarge                        // no Content-Length and over MaxResponseBody
+	answered   = h1.Answered   // a whole answer was read
+	streaming  = h1.Streaming  // the head was read; the body streams from up.Body
+	connFailed = h1.ConnFailed // no (whole) answer: may be retried
+	timedOut   = h1.TimedOut   // the attempt's deadline passed
+	clientGone = h1.ClientGone // the client cancelled
+	tooLarge   = h1.TooLarge   // no Content-Length and over MaxResponseBody
 )
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -346,44 +355,63 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body 
 		case streaming:
 			p.stream(w, r, be, up, start)
 			return
-		case clientGone:
-			// Not the backend's fault; nobody reads the answer.
-			p.bal.reportNeutral(be)
-			p.count(lang, be, 499)
-			httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "request cancelled"))
-			return
-		case timedOut:
-			p.neutral(be, err)
-			p.count(lang, be, http.StatusGatewayTimeout)
-			p.observe(lang, be.Version, start)
-			httpjson.WriteError(w, httpjson.Errorf(http.StatusGatewayTimeout, "linter for %q (version %s) did not answer within %s", lang, be.Version, p.timeout))
-			return
-		case tooLarge:
-			p.neutral(be, err)
-			p.count(lang, be, http.StatusBadGateway)
-			p.observe(lang, be.Version, start)
-			httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway,
-				"the answer of the linter for %q is over %d bytes and has no Content-Length: the balancer passes such answers up to %d bytes (ProxyOptions.MaxResponseBody); larger ones only with a Content-Length",
-				lang, p.maxResponse, p.maxResponse))
-			return
-		}
-		// connFailed
-		p.reportFailure(be, failConnection, err)
-		p.count(lang, be, http.StatusBadGateway)
-		tried = append(tried, be)
-		if attempt < p.maxRetries && time.Since(start) < p.timeout {
-			if next, perr := p.bal.PickRetry(lang, tried); perr == nil {
-				if p.metrics != nil {
-					p.metrics.retries.WithLabelValues(lang).Inc()
+		case connFailed:
+			p.reportFailure(be, failConnection, err)
+			tried = append(tried, be)
+			if attempt < p.maxRetries && time.Since(start) < p.timeout {
+				if next, perr := p.bal.PickRetry(lang, tried); perr == nil {
+					p.count(lang, be, http.StatusBadGateway)
+					if p.metrics != nil {
+						p.metrics.retries.WithLabelValues(lang).Inc()
+					}
+					be = next
+					continue
 				}
-				be = next
-				continue
 			}
+		case clientGone:
+			p.bal.reportNeutral(be) // not the backend's fault, and not logged
+		default:
+			p.neutral(be, err)
 		}
-		p.observe(lang, be.Version, start)
-		httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "linter for %q failed and no other could answer", lang))
+		p.fail(w, lang, be, res, start)
 		return
 	}
+}
+
+// fail counts a request that ended without an answer from be (res says
+// how) and answers it with the error. Nobody reads the answer to a client
+// that went away, and its time is not observed.
+func (p *Proxy) fail(w http.ResponseWriter, lang string, be *Backend, res attemptResult, start time.Time) {
+	status := statusOf(res)
+	p.count(lang, be, status)
+	var err *httpjson.Error
+	switch res {
+	case clientGone:
+		httpjson.WriteError(w, httpjson.Errorf(http.StatusBadGateway, "request cancelled"))
+		return
+	case timedOut:
+		err = httpjson.Errorf(status, "linter for %q (version %s) did not answer within %s", lang, be.Version, p.timeout)
+	case tooLarge:
+		err = httpjson.Errorf(status,
+			"the answer of the linter for %q is over %d bytes and has no Content-Length: the balancer passes such answers up to %d bytes (ProxyOptions.MaxResponseBody); larger ones only with a Content-Length",
+			lang, p.maxResponse, p.maxResponse)
+	default:
+		err = httpjson.Errorf(status, "linter for %q failed and no other could answer", lang)
+	}
+	p.observe(lang, be.Version, start)
+	httpjson.WriteError(w, err)
+}
+
+// statusOf is the status counted for an attempt that ended as res without
+// an answer: 499 (nginx's) for a client that went away.
+func statusOf(res attemptResult) int {
+	switch res {
+	case timedOut:
+		return http.StatusGatewayTimeout
+	case clientGone:
+		return 499
+	}
+	return http.StatusBadGateway
 }
 
 // reportAnswer records be's answer of status for passive health (a 5xx is
@@ -432,7 +460,7 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, be *Backend, up *
 		case rerr == io.EOF && n < up.ContentLength:
 			res, err = connFailed, io.ErrUnexpectedEOF
 		case rerr != nil && rerr != io.EOF:
-			res, err = p.classifyDirect(r, rerr), rerr
+			res, err = h1.Classify(r.Context(), rerr), rerr
 		}
 	}
 	if res == answered {
@@ -445,7 +473,7 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, be *Backend, up *
 	} else {
 		p.neutral(be, err)
 	}
-	p.count(be.Language, be, map[attemptResult]int{connFailed: http.StatusBadGateway, timedOut: http.StatusGatewayTimeout, clientGone: 499}[res])
+	p.count(be.Language, be, statusOf(res))
 	p.observe(be.Language, be.Version, start)
 	abortAnswer(w)
 }
@@ -503,6 +531,45 @@ func (p *Proxy) readBody(r *http.Request) ([]byte, error) {
 		return nil, httpjson.Errorf(http.StatusRequestEntityTooLarge, "request body too large: limit is %d bytes", p.maxBody)
 	}
 	return bytes.Clone(buf.Bytes()), nil
+}
+
+// forward sends one request to be through the built-in forwarder.
+func (p *Proxy) forward(r *http.Request, be *Backend, body []byte, resp *bytes.Buffer) (attemptResult, *http.Response, error) {
+	header := r.Header
+	if _, ok := header["Connection"]; ok {
+		header = outboundHeader(header) // drops the headers it names too
+	}
+	return p.pool(be).Do(r.Context(), &h1.Request{
+		Path:        be.requestPath,
+		Query:       r.URL.RawQuery,
+		Host:        be.lintURL.Host,
+		Header:      header,
+		Body:        body,
+		Deadline:    time.Now().Add(p.timeout),
+		MaxBuffered: p.maxResponse,
+	}, resp)
+}
+
+// pool returns be's connection pool. A pool made for a backend that is
+// no longer held is closed: its connections are closed after use (the
+// Balancer's removal closed the pool it found, so none outlives it).
+func (p *Proxy) pool(be *Backend) *h1.Pool {
+	if v, ok := p.pools.Load(be); ok {
+		return v.(*h1.Pool)
+	}
+	v, loaded := p.pools.LoadOrStore(be, h1.NewPool(be.dialAddr))
+	pool := v.(*h1.Pool)
+	if !loaded && !p.bal.held(be) {
+		p.dropPool(be)
+	}
+	return pool
+}
+
+// dropPool closes be's pool for good: be has left the Balancer.
+func (p *Proxy) dropPool(be *Backend) {
+	if v, ok := p.pools.LoadAndDelete(be); ok {
+		v.(*h1.Pool).Close()
+	}
 }
 
 // attempt sends one request to be and reads the whole answer into resp.
@@ -677,16 +744,6 @@ var hopHeaders = []string{
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect",
 }
 
-// isHopHeader reports whether k is one of hopHeaders.
-func isHopHeader(k string) bool {
-	switch k {
-	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect":
-		return true
-	}
-	return false
-}
-
 // outboundHeader returns the headers sent upstream: in's, minus hop-by-hop
 // ones, marked idempotent so the Transport may replay a request that met a
 // keep-alive connection the backend had just closed (the nil value is not
@@ -719,7 +776,7 @@ func outboundHeader(in http.Header) http.Header {
 func writeAnswer(w http.ResponseWriter, up *http.Response, length int64) {
 	h := w.Header()
 	for k, vv := range up.Header {
-		if !isHopHeader(k) && validHeaderName(k) {
+		if !h1.IsHopHeader(k) && validHeaderName(k) {
 			h[k] = vv
 		}
 	}

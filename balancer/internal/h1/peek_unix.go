@@ -1,6 +1,6 @@
 //go:build unix
 
-package balancer
+package h1
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// idlePeek looks, without blocking and without consuming anything, at what
-// is waiting on an idle connection to a backend. It is set up once per
+// IdlePeek looks, without blocking and without consuming anything, at what
+// is waiting on an idle connection to an upstream. Init sets it up. It is set up once per
 // connection, so that a look costs one system call and no allocation.
-type idlePeek struct {
+type IdlePeek struct {
 	rc  syscall.RawConn
 	fn  func(fd uintptr) // peek, as a method value made once
 	buf [1]byte
@@ -19,7 +19,7 @@ type idlePeek struct {
 	err error
 }
 
-func (p *idlePeek) init(nc net.Conn) {
+func (p *IdlePeek) Init(nc net.Conn) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return
@@ -31,18 +31,15 @@ func (p *idlePeek) init(nc net.Conn) {
 	p.rc, p.fn = rc, p.peek
 }
 
-func (p *idlePeek) peek(fd uintptr) {
+func (p *IdlePeek) peek(fd uintptr) {
 	p.n, _, p.err = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 }
 
-// unsolicited reports whether the idle connection c must not carry another
-// request: the backend sent bytes no request asked for (what follows an
-// answer would be taken for the next client's answer), or closed it.
+// Unsolicited reports whether the idle connection must not carry another
+// request: the upstream sent bytes no request asked for (what follows an
+// answer would be taken for the next request's answer), or closed it.
 // http.Transport's idle read loop finds the same.
-func (c *upConn) unsolicited() bool { return c.idle.unsolicited() }
-
-// unsolicited reports whether bytes or a close wait on the connection.
-func (p *idlePeek) unsolicited() bool {
+func (p *IdlePeek) Unsolicited() bool {
 	if p.rc == nil {
 		return false
 	}

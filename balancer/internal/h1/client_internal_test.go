@@ -1,12 +1,12 @@
-package balancer
+package h1
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -123,12 +123,7 @@ func FuzzForwardAnswer(f *testing.F) {
 		f.Add([]byte(seed), true)
 	}
 	f.Fuzz(func(t *testing.T, answer []byte, closeAfter bool) {
-		b, err := New(Options{})
-		require.NoError(t, err)
-		p, err := NewProxy(b, ProxyOptions{MaxResponseBody: 32})
-		require.NoError(t, err)
-		be, err := newBackend("python", "1.0", "http://backend:80")
-		require.NoError(t, err)
+		pool := NewPool("backend:80")
 		client, server := net.Pipe()
 		done := make(chan struct{})
 		go func() {
@@ -146,26 +141,118 @@ func FuzzForwardAnswer(f *testing.F) {
 			_ = server.Close()
 			<-done
 		}()
-		c := &upConn{nc: client, br: bufio.NewReaderSize(client, 16<<10), bw: bufio.NewWriterSize(client, 16<<10)}
-		r := httptest.NewRequest(http.MethodPost, "/lint/python", nil)
+		req := &Request{Path: "/lint", Host: "backend", Body: []byte(`{}`), Deadline: time.Now().Add(50 * time.Millisecond), MaxBuffered: 32}
 		var resp bytes.Buffer
-		res, up, _ := p.exchange(r, be, c, time.Now().Add(50*time.Millisecond), r.Header, []byte(`{}`), &resp)
+		res, up, _ := pool.exchange(context.Background(), req, newConn(client), &resp)
 		switch res {
-		case answered:
+		case Answered:
 			require.GreaterOrEqual(t, up.StatusCode, 200)
 			if up.ContentLength >= 0 {
 				assert.Equal(t, up.ContentLength, int64(resp.Len()), "the body is as long as it says")
 			}
 			assert.LessOrEqual(t, resp.Len(), 32)
-		case streaming:
+		case Streaming:
 			require.Greater(t, up.ContentLength, int64(32))
 			n, _ := io.Copy(io.Discard, up.Body)
 			assert.LessOrEqual(t, n, up.ContentLength)
 			_ = up.Body.Close()
 		}
-		if pooled := be.conns.get(); pooled != nil {
+		if pooled := pool.get(); pooled != nil {
 			assert.Zero(t, pooled.br.Buffered(), "a pooled connection has nothing unread")
 			_ = pooled.nc.Close()
 		}
 	})
+}
+
+// FuzzAnswerReader: an answer read by the forwarder, arriving in two pieces
+// split anywhere (so the head may be cut, which the fast parser leaves to
+// http.ReadResponse), is the answer http.ReadResponse reads from the whole
+// bytes: the same final status, headers and body; and anything net/http
+// cannot read is never passed on as an answer.
+func FuzzAnswerReader(f *testing.F) {
+	for _, seed := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\n\r\nclose-delimited",
+		"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\ncut",
+		"HTTP/1.0 500 Oops\r\nX-A: 1\r\nX-A: 2\r\nContent-Length: 0\r\n\r\n",
+	} {
+		f.Add([]byte(seed), uint16(len(seed)/2))
+	}
+	f.Fuzz(func(t *testing.T, answer []byte, split uint16) {
+		at := int(split) % (len(answer) + 1)
+		want, wantBody, wantOK := readWhole(answer)
+
+		pool := NewPool("backend:80")
+		client, server := net.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer server.Close()
+			req, err := http.ReadRequest(bufio.NewReader(server))
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			if _, err := server.Write(answer[:at]); err == nil && at < len(answer) {
+				_, _ = server.Write(answer[at:])
+			}
+		}()
+		defer func() {
+			_ = client.Close()
+			<-done
+		}()
+		req := &Request{Path: "/lint", Host: "backend", Body: []byte(`{}`), Deadline: time.Now().Add(10 * time.Second), MaxBuffered: 64}
+		var resp bytes.Buffer
+		res, up, err := pool.exchange(context.Background(), req, newConn(client), &resp)
+		if !wantOK {
+			assert.NotEqual(t, Answered, res, "passed on an answer net/http cannot read: %q", answer)
+			if res == Streaming {
+				_, rerr := io.Copy(io.Discard, up.Body)
+				_ = up.Body.Close()
+				assert.Error(t, rerr, "a streamed answer net/http cannot read ends in an error")
+			}
+			return
+		}
+		if len(wantBody) > int(req.MaxBuffered) {
+			if want.ContentLength < 0 {
+				assert.Equal(t, TooLarge, res)
+				return
+			}
+			require.Equal(t, Streaming, res, "err: %v", err)
+			got, rerr := io.ReadAll(up.Body)
+			_ = up.Body.Close()
+			require.NoError(t, rerr)
+			resp.Write(got)
+		} else {
+			require.Equal(t, Answered, res, "err: %v; answer %q", err, answer)
+		}
+		assert.Equal(t, want.StatusCode, up.StatusCode)
+		assert.Equal(t, want.Header, up.Header)
+		assert.Equal(t, string(wantBody), resp.String())
+	})
+}
+
+// readWhole reads the final answer in b as the forwarder's fallback does,
+// and reports whether it can be passed on: a final status other than 101,
+// and a body read to its end.
+func readWhole(b []byte) (*http.Response, []byte, bool) {
+	br := bufio.NewReader(bytes.NewReader(b))
+	for {
+		up, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return nil, nil, false
+		}
+		if up.StatusCode >= 200 || up.StatusCode == http.StatusSwitchingProtocols {
+			if up.StatusCode == http.StatusSwitchingProtocols {
+				return nil, nil, false
+			}
+			body, err := io.ReadAll(up.Body)
+			if err != nil {
+				return nil, nil, false
+			}
+			return up, body, true
+		}
+	}
 }
