@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
-# bench-balancer.sh: examples/loadbalancer against NGINX, same backends,
-# same weights, same load, on the same run, all on 127.0.0.1.
+# bench-balancer.sh: examples/loadbalancer against NGINX and HAProxy, same
+# backends, same weights, same load, on the same run, all on 127.0.0.1.
 #
 # Starts 4 minimal Go backends (balancer/internal/benchbackend: 2 on version
-# 1.0, 2 on 2.0), our load balancer with ratio 1.0:60 / 2.0:40, and NGINX
-# with the same upstreams (weights 30,30,20,20, keepalive, HTTP/1.1 to the
-# upstream), then runs wrk with the same POST body against each, ROUNDS
-# times in alternating order, and prints requests/s, p50 and p99 of each,
-# the per-backend split, and the ratios ours/nginx (median of the ratios of
-# adjacent rounds, robust to a shared machine's drifting load, and the ratio
-# of the means). Targets: throughput
-# >= 0.7x NGINX, p99 < 1.5x NGINX.
+# 1.0, 2 on 2.0), our load balancer with ratio 1.0:60 / 2.0:40, NGINX and
+# HAProxy with the same upstreams (weights 30,30,20,20, keep-alive HTTP/1.1
+# to the upstream: NGINX keepalive 256, HAProxy http-reuse always), then
+# runs wrk with the same POST body against each, ROUNDS times in alternating
+# order, and prints requests/s, p50 and p99 of each, CPU per request, the
+# per-backend split, and the ratios ours/nginx and ours/haproxy (median of
+# the ratios of adjacent rounds, robust to a shared machine's drifting load,
+# and the ratio of the means). Goal (issue 23): throughput >= 1.0x both,
+# p99 <= 1.0x both, CPU per request <= 1.0x NGINX.
 #
 # Usage: scripts/bench-balancer.sh            (from anywhere in the repo)
 # Tunables (environment): DURATION=5s WARMUP=2s CONNECTIONS=64 THREADS=2
 #   ROUNDS=6 PROCS=<nproc> (GOMAXPROCS of the balancer = NGINX
-#   worker_processes) BASE_PORT=19100 GOGC=400 (the balancer's)
+#   worker_processes = HAProxy nbthread) BASE_PORT=19100 GOGC=400 (the
+#   balancer's) BODY=<bytes> (size of the POST body; default the 35-byte
+#   hello world) PEERS="nginx haproxy" (which peers to run)
 #   BASE_REV=<git revision>: also run examples/loadbalancer as of that
 #   revision ("base", built from git archive) in the same rounds, and print
 #   the ratios ours/base: an A/B of a change in one run.
-# Needs go, nginx, wrk and curl in PATH; installs nothing.
+# Needs go, nginx, haproxy, wrk and curl in PATH; with INSTALL=1 it installs
+# the missing Debian packages (apt-get install nginx-light haproxy wrk curl),
+# else it says so and stops.
 set -euo pipefail
 
 DURATION=${DURATION:-5s}
@@ -31,11 +36,24 @@ PROCS=${PROCS:-$(nproc)}
 BASE_PORT=${BASE_PORT:-19100}
 LB_GOGC=${GOGC:-400}
 BASE_REV=${BASE_REV:-}
+BODY=${BODY:-}
+PEERS=${PEERS:-nginx haproxy}
 
 die() { echo "bench-balancer: $*" >&2; exit 1; }
-need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found in PATH; $2"; }
+if [ "${INSTALL:-}" = 1 ]; then
+	missing=()
+	for t in nginx:nginx-light haproxy:haproxy wrk:wrk curl:curl; do
+		command -v "${t%%:*}" >/dev/null 2>&1 || missing+=("${t#*:}")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+			die "apt-get install ${missing[*]} failed"
+	fi
+fi
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found in PATH; $2 (or run with INSTALL=1)"; }
 need go "install Go 1.26"
-need nginx "install it with: apt-get install nginx-light (or nginx)"
+case " $PEERS " in *" nginx "*) need nginx "install it with: apt-get install nginx-light (or nginx)" ;; esac
+case " $PEERS " in *" haproxy "*) need haproxy "install it with: apt-get install haproxy" ;; esac
 need wrk "install it with: apt-get install wrk"
 need curl "install it with: apt-get install curl"
 
@@ -61,6 +79,7 @@ NGINX_WEIGHTS=(30 30 20 20) # = ratio 60/40 split over 2 backends per version
 LB_PORT=$((BASE_PORT + 10))
 OLD_PORT=$((BASE_PORT + 11))
 NGINX_PORT=$((BASE_PORT + 20))
+HAPROXY_PORT=$((BASE_PORT + 30))
 SECRET=bench-secret
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -73,19 +92,19 @@ wait_port() {
 	die "nothing listens on 127.0.0.1:$1 after 5s"
 }
 # Each balancer's admin listener (for /metrics) is its port + 100.
-for p in "${BACKEND_PORTS[@]}" "$LB_PORT" "$OLD_PORT" "$NGINX_PORT" $((LB_PORT + 100)) $((OLD_PORT + 100)); do
+for p in "${BACKEND_PORTS[@]}" "$LB_PORT" "$OLD_PORT" "$NGINX_PORT" "$HAPROXY_PORT" $((LB_PORT + 100)) $((OLD_PORT + 100)); do
 	port_free "$p" || die "port $p is taken; set BASE_PORT to another base"
 done
 
 echo "== building"
 (cd "$ROOT" && go build -o "$TMP/loadbalancer" ./examples/loadbalancer)
 (cd "$ROOT" && go build -o "$TMP/benchbackend" ./balancer/internal/benchbackend)
-TARGETS="ours nginx"
+TARGETS="ours $PEERS"
 if [ -n "$BASE_REV" ]; then
 	mkdir -p "$TMP/base-src"
 	(cd "$ROOT" && git archive "$BASE_REV") | tar -x -C "$TMP/base-src"
 	(cd "$TMP/base-src" && go build -o "$TMP/loadbalancer-base" ./examples/loadbalancer)
-	TARGETS="ours nginx base"
+	TARGETS="$TARGETS base"
 fi
 
 echo "== starting ${#BACKEND_PORTS[@]} backends"
@@ -116,40 +135,78 @@ start_lb() { # BINARY PORT
 start_lb "$TMP/loadbalancer" "$LB_PORT"
 if [ -n "$BASE_REV" ]; then start_lb "$TMP/loadbalancer-base" "$OLD_PORT"; fi
 
-echo "== starting nginx ($(nginx -v 2>&1 | sed 's/.*: //'), worker_processes $PROCS) on :$NGINX_PORT"
-mkdir -p "$TMP/nginx"
-{
-	echo "worker_processes $PROCS;"
-	echo "daemon off;"
-	echo "pid $TMP/nginx/nginx.pid;"
-	echo "error_log $TMP/nginx/error.log warn;"
-	echo "events { worker_connections 4096; multi_accept on; }"
-	echo "http {"
-	echo "  access_log off;"
-	echo "  client_body_temp_path $TMP/nginx/body; proxy_temp_path $TMP/nginx/proxy;"
-	echo "  fastcgi_temp_path $TMP/nginx/fastcgi; uwsgi_temp_path $TMP/nginx/uwsgi; scgi_temp_path $TMP/nginx/scgi;"
-	echo "  keepalive_requests 1000000;"
-	echo "  upstream lint_python {"
-	for i in "${!BACKEND_PORTS[@]}"; do
-		echo "    server 127.0.0.1:${BACKEND_PORTS[$i]} weight=${NGINX_WEIGHTS[$i]};"
-	done
-	echo "    keepalive 256;"
-	echo "    keepalive_requests 1000000;"
-	echo "  }"
-	echo "  server {"
-	echo "    listen 127.0.0.1:$NGINX_PORT;"
-	echo "    location = /lint/python {"
-	echo "      proxy_pass http://lint_python/lint;"
-	echo "      proxy_http_version 1.1;"
-	echo "      proxy_set_header Connection \"\";"
-	echo "    }"
-	echo "  }"
-	echo "}"
-} >"$TMP/nginx/nginx.conf"
-nginx -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" &
-PIDS+=($!)
-NGINX_PID=$!
-wait_port "$NGINX_PORT"
+start_nginx() {
+	echo "== starting nginx ($(nginx -v 2>&1 | sed 's/.*: //'), worker_processes $PROCS) on :$NGINX_PORT"
+	mkdir -p "$TMP/nginx"
+	{
+		echo "worker_processes $PROCS;"
+		echo "daemon off;"
+		echo "pid $TMP/nginx/nginx.pid;"
+		echo "error_log $TMP/nginx/error.log warn;"
+		echo "events { worker_connections 4096; multi_accept on; }"
+		echo "http {"
+		echo "  access_log off;"
+		echo "  client_body_temp_path $TMP/nginx/body; proxy_temp_path $TMP/nginx/proxy;"
+		echo "  fastcgi_temp_path $TMP/nginx/fastcgi; uwsgi_temp_path $TMP/nginx/uwsgi; scgi_temp_path $TMP/nginx/scgi;"
+		echo "  keepalive_requests 1000000;"
+		echo "  client_max_body_size 2m; client_body_buffer_size 1m; # bodies in memory, as ours"
+		echo "  upstream lint_python {"
+		for i in "${!BACKEND_PORTS[@]}"; do
+			echo "    server 127.0.0.1:${BACKEND_PORTS[$i]} weight=${NGINX_WEIGHTS[$i]};"
+		done
+		echo "    keepalive 256;"
+		echo "    keepalive_requests 1000000;"
+		echo "  }"
+		echo "  server {"
+		echo "    listen 127.0.0.1:$NGINX_PORT;"
+		echo "    location = /lint/python {"
+		echo "      proxy_pass http://lint_python/lint;"
+		echo "      proxy_http_version 1.1;"
+		echo "      proxy_set_header Connection \"\";"
+		echo "    }"
+		echo "  }"
+		echo "}"
+	} >"$TMP/nginx/nginx.conf"
+	nginx -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" &
+	PIDS+=($!)
+	NGINX_PID=$!
+	wait_port "$NGINX_PORT"
+}
+start_haproxy() {
+	echo "== starting haproxy ($(haproxy -v 2>&1 | awk 'NR == 1 { print $3 }'), nbthread $PROCS) on :$HAPROXY_PORT"
+	mkdir -p "$TMP/haproxy"
+	{
+		echo "global"
+		echo "  nbthread $PROCS"
+		echo "  maxconn 8000 # within the FD limit (2 per connection + slack)"
+		echo "  tune.bufsize 262144 # a 200 KB body in one buffer, as ours and NGINX keep it"
+		echo "defaults"
+		echo "  mode http"
+		echo "  option http-keep-alive"
+		echo "  http-reuse always"
+		echo "  timeout connect 5s"
+		echo "  timeout client 30s"
+		echo "  timeout server 30s"
+		echo "  timeout http-keep-alive 120s"
+		echo "frontend lint"
+		echo "  bind 127.0.0.1:$HAPROXY_PORT"
+		echo "  http-request return status 404 unless { path /lint/python }"
+		echo "  default_backend lint_python"
+		echo "backend lint_python"
+		echo "  balance roundrobin"
+		echo "  http-request set-path /lint"
+		for i in "${!BACKEND_PORTS[@]}"; do
+			echo "  server b$i 127.0.0.1:${BACKEND_PORTS[$i]} weight ${NGINX_WEIGHTS[$i]}"
+		done
+	} >"$TMP/haproxy/haproxy.cfg"
+	haproxy -db -f "$TMP/haproxy/haproxy.cfg" 2>"$TMP/haproxy/error.log" &
+	PIDS+=($!)
+	HAPROXY_PID=$!
+	wait_port "$HAPROXY_PORT"
+}
+NGINX_PID= HAPROXY_PID=
+case " $PEERS " in *" nginx "*) start_nginx ;; esac
+case " $PEERS " in *" haproxy "*) start_haproxy ;; esac
 
 # cpu_ticks TARGET: user+system CPU clock ticks used so far by the target's
 # processes (NGINX: master and workers). CPU per request is the figure a
@@ -158,6 +215,7 @@ pids_of() {
 	case $1 in
 	ours) cat "$TMP/loadbalancer.pid" ;;
 	base) cat "$TMP/loadbalancer-base.pid" ;;
+	haproxy) echo "$HAPROXY_PID" ;;
 	*) echo "$NGINX_PID" && pgrep -P "$NGINX_PID" ;;
 	esac
 }
@@ -170,16 +228,26 @@ cpu_ticks() {
 }
 TICK_HZ=$(getconf CLK_TCK)
 
-cat >"$TMP/post.lua" <<'LUA'
+if [ -n "$BODY" ]; then
+	# {"code":"xxx…"} of BODY bytes.
+	cat >"$TMP/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '{"code":"' .. string.rep("x", $BODY - 11) .. '"}'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+else
+	cat >"$TMP/post.lua" <<'LUA'
 wrk.method = "POST"
 wrk.body = '{"code":"print(\'hello world\')\\n"}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
+fi
 
 url() {
 	case $1 in
 	ours) echo "http://127.0.0.1:$LB_PORT/lint/python" ;;
 	base) echo "http://127.0.0.1:$OLD_PORT/lint/python" ;;
+	haproxy) echo "http://127.0.0.1:$HAPROXY_PORT/lint/python" ;;
 	*) echo "http://127.0.0.1:$NGINX_PORT/lint/python" ;;
 	esac
 }
@@ -237,39 +305,43 @@ done
 
 mean() { cat "$TMP/$1".[0-9]* | awk -v f="$2" '{ s += $f } END { printf "%.3f", s / NR }'; }
 errors_total() { cat "$TMP/$1".[0-9]* | awk '{ s += $4 } END { print s + 0 }'; }
-o_rps=$(mean ours 1) o_p50=$(mean ours 2) o_p99=$(mean ours 3) o_cpu=$(mean ours 5)
-n_rps=$(mean nginx 1) n_p50=$(mean nginx 2) n_p99=$(mean nginx 3) n_cpu=$(mean nginx 5)
-echo
-echo "== result (mean of $ROUNDS rounds; GOMAXPROCS=$PROCS, nginx worker_processes $PROCS, $(nproc) CPUs)"
-printf "  %-28s %12s %10s %10s %12s %8s\n" target "req/s" "p50 ms" "p99 ms" "CPU us/req" errors
-printf "  %-28s %12.0f %10.3f %10.3f %12.1f %8s\n" "fleetkit examples/loadbalancer" "$o_rps" "$o_p50" "$o_p99" "$o_cpu" "$(errors_total ours)"
-printf "  %-28s %12.0f %10.3f %10.3f %12.1f %8s\n" "nginx" "$n_rps" "$n_p50" "$n_p99" "$n_cpu" "$(errors_total nginx)"
 # The load of a shared machine drifts between rounds, so each round of ours
-# is compared with the round of NGINX run right next to it, and the ratios
-# of these pairs are summarized by their median (and the ratio of means is
-# printed too).
+# is compared with the round of the peer run right next to it, and the
+# ratios of these pairs are summarized by their median (and the ratio of
+# means is printed too).
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-pair_ratios() { # field (1 = req/s, 3 = p99) [peer, default nginx]
+pair_ratios() { # field (1 = req/s, 3 = p99, 5 = CPU/request) peer
 	local round
 	for round in $(seq 1 "$ROUNDS"); do
-		paste -d' ' "$TMP/ours.$round" "$TMP/${2:-nginx}.$round" | awk -v f="$1" -v n="$(wc -w <"$TMP/ours.$round")" '{ printf "%.4f\n", $f / $(n + f) }'
+		paste -d' ' "$TMP/ours.$round" "$TMP/$2.$round" | awk -v f="$1" -v n="$(wc -w <"$TMP/ours.$round")" '{ printf "%.4f\n", $f / $(n + f) }'
 	done
 }
-t_pairs=$(pair_ratios 1 | paste -sd' ')
-l_pairs=$(pair_ratios 3 | paste -sd' ')
-t_med=$(echo "$t_pairs" | tr ' ' '\n' | median)
-l_med=$(echo "$l_pairs" | tr ' ' '\n' | median)
-echo "  per-round pairs ours/nginx: throughput $t_pairs; p99 $l_pairs"
-awk -v orps="$o_rps" -v nrps="$n_rps" -v op99="$o_p99" -v np99="$n_p99" -v tm="$t_med" -v lm="$l_med" 'BEGIN {
-	printf "  throughput ours/nginx: %.2fx median of pairs, %.2fx ratio of means (target >= 0.70x: %s)\n", tm, orps / nrps, (tm >= 0.7 ? "met" : "MISSED")
-	printf "  p99 latency ours/nginx: %.2fx median of pairs, %.2fx ratio of means (target < 1.50x: %s)\n", lm, op99 / np99, (lm < 1.5 ? "met" : "MISSED")
-}'
-echo "  CPU per request ours/nginx: $(pair_ratios 5 | median)x median of pairs"
-if [ -n "$BASE_REV" ]; then
-	b_rps=$(mean base 1) b_p50=$(mean base 2) b_p99=$(mean base 3) b_cpu=$(mean base 5)
-	printf "  %-28s %12.0f %10.3f %10.3f %12.1f %8s\n" "base ($BASE_REV)" "$b_rps" "$b_p50" "$b_p99" "$b_cpu" "$(errors_total base)"
-	bt_pairs=$(pair_ratios 1 base | paste -sd' ')
-	bl_pairs=$(pair_ratios 3 base | paste -sd' ')
-	echo "  per-round pairs ours/base: throughput $bt_pairs; p99 $bl_pairs"
-	echo "  throughput ours/base: $(echo "$bt_pairs" | tr ' ' '\n' | median)x median of pairs; p99 ours/base: $(echo "$bl_pairs" | tr ' ' '\n' | median)x; CPU per request ours/base: $(pair_ratios 5 base | median)x"
-fi
+name_of() {
+	case $1 in
+	ours) echo "fleetkit examples/loadbalancer" ;;
+	base) echo "base ($BASE_REV)" ;;
+	*) echo "$1" ;;
+	esac
+}
+echo
+echo "== result (mean of $ROUNDS rounds; GOMAXPROCS=$PROCS, nginx worker_processes $PROCS, haproxy nbthread $PROCS, $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+printf "  %-30s %12s %10s %10s %12s %8s\n" target "req/s" "p50 ms" "p99 ms" "CPU us/req" errors
+for t in $TARGETS; do
+	printf "  %-30s %12.0f %10.3f %10.3f %12.1f %8s\n" "$(name_of "$t")" "$(mean "$t" 1)" "$(mean "$t" 2)" "$(mean "$t" 3)" "$(mean "$t" 5)" "$(errors_total "$t")"
+done
+for t in $TARGETS; do
+	[ "$t" != ours ] || continue
+	t_pairs=$(pair_ratios 1 "$t" | paste -sd' ')
+	l_pairs=$(pair_ratios 3 "$t" | paste -sd' ')
+	c_pairs=$(pair_ratios 5 "$t" | paste -sd' ')
+	echo "  per-round pairs ours/$t: throughput $t_pairs; p99 $l_pairs; CPU/request $c_pairs"
+	awk -v peer="$t" -v orps="$(mean ours 1)" -v prps="$(mean "$t" 1)" -v op99="$(mean ours 3)" -v pp99="$(mean "$t" 3)" \
+		-v tm="$(echo "$t_pairs" | tr ' ' '\n' | median)" -v lm="$(echo "$l_pairs" | tr ' ' '\n' | median)" \
+		-v cm="$(echo "$c_pairs" | tr ' ' '\n' | median)" 'BEGIN {
+		goal = (peer != "base")
+		printf "  ours/%s: throughput %.2fx median of pairs (%.2fx ratio of means)%s; p99 %.2fx (%.2fx)%s; CPU/request %.2fx%s\n",
+			peer, tm, orps / prps, (goal ? (tm >= 1.0 ? " goal met" : " goal MISSED") : ""),
+			lm, op99 / pp99, (goal ? (lm <= 1.0 ? " goal met" : " goal MISSED") : ""),
+			cm, (peer == "nginx" ? (cm <= 1.0 ? " goal met" : " goal MISSED") : "")
+	}'
+done
