@@ -82,11 +82,15 @@ type conn struct {
 	// idle looks at the connection while it is idle (see
 	// IdlePeek.Unsolicited).
 	idle IdlePeek
+	// cut breaks the connection's deadline (a client went away); made
+	// once, not per request.
+	cut func()
 }
 
 func newConn(nc net.Conn) *conn {
 	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10)}
 	c.idle.Init(nc)
+	c.cut = func() { _ = nc.SetDeadline(aLongTimeAgo) }
 	return c
 }
 
@@ -209,7 +213,7 @@ func (p *Pool) exchange(ctx context.Context, req *Request, c *conn, resp *bytes.
 		return ConnFailed, nil, err
 	}
 	// A client that goes away cuts the attempt short.
-	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(aLongTimeAgo) })
+	stop := context.AfterFunc(ctx, c.cut)
 	defer func() {
 		if owned {
 			stop()
@@ -355,7 +359,7 @@ func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 		return nil, false
 	}
 	cl := int64(-1)
-	h, ok := parseHeaderLines(rest, func(k, v string) bool {
+	h, ok := parseHeaderLines(nil, rest, func(k, v string) bool {
 		switch k {
 		case "Connection", "Transfer-Encoding", "Trailer":
 			return false
@@ -415,8 +419,7 @@ func writeRequest(w *bufio.Writer, req *Request) {
 		}
 	}
 	w.WriteString("Content-Length: ")
-	var num [20]byte
-	w.Write(strconv.AppendInt(num[:0], int64(len(req.Body)), 10))
+	w.Write(strconv.AppendInt(w.AvailableBuffer(), int64(len(req.Body)), 10)) // no allocation
 	w.WriteString("\r\n\r\n")
 	w.Write(req.Body)
 }

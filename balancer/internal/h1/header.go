@@ -5,16 +5,38 @@ import (
 	"strings"
 )
 
+// headerSpace is the storage of a parsed header that a connection reuses
+// for each request: the map and the backing array of its values.
+type headerSpace struct {
+	h    http.Header
+	vals []string
+}
+
 // parseHeaderLines parses CRLF-separated header lines (a final CRLF is
 // optional) into a Header, calling field for each name and value (false gives up).
 // It accepts only what http.ReadResponse and http.ReadRequest parse alike:
 // canonical token names (other spellings are left to them, which
 // canonicalize) and values without control characters, trimmed of spaces
 // and tabs. The values of single-valued keys share one backing array.
-func parseHeaderLines(lines string, field func(k, v string) bool) (http.Header, bool) {
+// With space, the Header is built in its storage (the previous one it held
+// is overwritten); with nil, in new storage.
+func parseHeaderLines(space *headerSpace, lines string, field func(k, v string) bool) (http.Header, bool) {
 	n := strings.Count(lines, "\r\n") + 1
-	h := make(http.Header, n)
-	vals := make([]string, n)
+	var h http.Header
+	var vals []string
+	if space == nil {
+		h, vals = make(http.Header, n), make([]string, n)
+	} else {
+		if space.h == nil {
+			space.h = make(http.Header, n)
+		}
+		if cap(space.vals) < n {
+			space.vals = make([]string, n)
+		}
+		h, vals = space.h, space.vals[:n]
+		clear(h)
+		clear(vals)
+	}
 	for i := 0; lines != ""; i++ {
 		var line string
 		line, lines, _ = strings.Cut(lines, "\r\n")

@@ -270,6 +270,17 @@ func (s *Server) newConn(nc net.Conn) *fastConn {
 	c.watchTimer = time.AfterFunc(time.Hour, c.watch)
 	c.watchTimer.Stop()
 	c.w.c = c
+	// One Request serves every request of the connection, its fields set
+	// for each (the Proxy keeps none of it past its answer).
+	c.req = (&http.Request{
+		Method:     http.MethodPost,
+		URL:        &c.url,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Body:       http.NoBody,
+		RemoteAddr: c.remote,
+	}).WithContext(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inShutdown.Load() {
@@ -298,6 +309,11 @@ type fastConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	w      fastWriter
+	// req (with url) is the Request of each request in turn, and header
+	// the storage of its Header.
+	req    *http.Request
+	url    url.URL
+	header headerSpace
 
 	// watchTimer starts watch once a request has been in flight for
 	// clientWatchDelay; watch signals watchDone when it returns.
@@ -428,21 +444,9 @@ func (c *fastConn) handOff(headDeadline time.Time) bool {
 // serveRequest answers one request through the FastFunc and writes the
 // answer. It reports whether the connection may serve another.
 func (c *fastConn) serveRequest(h fastRequest, body []byte) bool {
-	r := &http.Request{
-		Method:        http.MethodPost,
-		URL:           &url.URL{Path: h.path, RawQuery: h.query},
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h.header,
-		Body:          http.NoBody,
-		ContentLength: h.contentLength,
-		Host:          h.host,
-		RemoteAddr:    c.remote,
-		RequestURI:    h.target,
-		Close:         h.close,
-	}
-	r = r.WithContext(c.ctx)
+	c.url.Path, c.url.RawQuery = h.path, h.query
+	r := c.req
+	r.Header, r.ContentLength, r.Host, r.RequestURI, r.Close = h.header, h.contentLength, h.host, h.target, h.close
 	c.w.reset(h.close)
 	start := time.Now()
 	c.watchTimer.Reset(clientWatchDelay)
@@ -620,9 +624,8 @@ func (w *fastWriter) writeHead(bw *bufio.Writer, length int64, sniff []byte) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	var num [20]byte
 	bw.WriteString("HTTP/1.1 ")
-	bw.Write(strconv.AppendInt(num[:0], int64(w.code), 10))
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(w.code), 10)) // no allocation
 	bw.WriteByte(' ')
 	bw.WriteString(http.StatusText(w.code))
 	bw.WriteString("\r\n")
@@ -652,7 +655,7 @@ func (w *fastWriter) writeHead(bw *bufio.Writer, length int64, sniff []byte) {
 		bw.WriteString("Connection: close\r\n")
 	}
 	bw.WriteString("Content-Length: ")
-	bw.Write(strconv.AppendInt(num[:0], length, 10))
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), length, 10))
 	bw.WriteString("\r\n\r\n")
 }
 
@@ -718,7 +721,7 @@ func (c *fastConn) readHead() (fastRequest, headVerdict) {
 			return fastRequest{}, headHandOff
 		}
 	}
-	req, ok := parseHead(buf, c.srv.prefix, c.srv.maxBody)
+	req, ok := parseHead(&c.header, buf, c.srv.prefix, c.srv.maxBody)
 	if !ok {
 		return req, headHandOff
 	}
@@ -750,7 +753,7 @@ func plausibleHead(b []byte, prefix string) bool {
 // parseHead parses head (ending in the blank line) if it has the fast
 // path's shape (see Server): prefix ("POST /lint/") and a name, a body
 // of at most maxBody bytes.
-func parseHead(head []byte, prefix string, maxBody int64) (fastRequest, bool) {
+func parseHead(space *headerSpace, head []byte, prefix string, maxBody int64) (fastRequest, bool) {
 	var req fastRequest
 	text := string(head[:len(head)-2]) // every line ends in CRLF
 	line, rest, _ := strings.Cut(text, "\r\n")
@@ -773,7 +776,7 @@ func parseHead(head []byte, prefix string, maxBody int64) (fastRequest, bool) {
 		return req, false
 	}
 	hosts, lengths := 0, 0
-	req.header, ok = parseHeaderLines(rest, func(k, v string) bool {
+	req.header, ok = parseHeaderLines(space, rest, func(k, v string) bool {
 		switch k {
 		case "Host":
 			req.host = v

@@ -28,7 +28,7 @@ func FuzzParseHead(f *testing.F) {
 		if !bytes.HasSuffix(head, []byte("\r\n\r\n")) || bytes.Count(head, []byte("\r\n\r\n")) != 1 {
 			return
 		}
-		got, ok := parseHead(head, "POST /lint/", 1<<20)
+		got, ok := parseHead(nil, head, "POST /lint/", 1<<20)
 		if !ok {
 			return
 		}
@@ -69,7 +69,7 @@ func TestParseHeadRefuses(t *testing.T) {
 		"POST /lint/python HTTP/1.1\r\nHost: lb\r\nX-A: a\x00b\r\n\r\n",
 		"POST /lint/python HTTP/1.1\r\nHost: lb\r\nBad Name: 1\r\n\r\n",
 	} {
-		_, ok := parseHead([]byte(head), "POST /lint/", 1<<20)
+		_, ok := parseHead(nil, []byte(head), "POST /lint/", 1<<20)
 		assert.False(t, ok, "%q", head)
 	}
 }
