@@ -1,6 +1,7 @@
 package java
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,26 +176,35 @@ func splitLines(src string, starts []int32) []lineSpan {
 	return lines
 }
 
-func (l *Linter) run(src string) []linter.Diagnostic { return l.check(src).out }
+func (l *Linter) run(src string) []linter.Diagnostic {
+	f, _ := l.check(context.Background(), src)
+	return f.out
+}
 
-// check lints src and returns the file with its findings in order.
-func (l *Linter) check(src string) *file {
+// check lints src and returns the file with its findings in order. It
+// stops between passes once ctx is done (the client has gone), returning
+// ctx's error.
+func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 	f := &file{l: l, src: src}
 	f.lx = tokenize(src)
 	f.lines = splitLines(src, f.lx.lines)
-	f.lineChecks()
-	f.ps = parse(f.lx)
-	f.whitespaceAround()
-	f.importChecks()
-	f.namingChecks()
-	f.blockChecks()
-	f.oneStatementPerLine()
-	f.modifierOrder()
+	passes := []func(){
+		f.lineChecks,
+		func() { f.ps = parse(f.lx) },
+		f.whitespaceAround, f.importChecks, f.namingChecks, f.blockChecks,
+		f.oneStatementPerLine, f.modifierOrder,
+	}
+	for _, pass := range passes {
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+		pass()
+	}
 	// checkstyle orders violations at one position by message; Sort is
 	// stable, so sorting by message first keeps that order among ties.
 	slices.SortFunc(f.out, func(a, b linter.Diagnostic) int { return strings.Compare(a.Message, b.Message) })
 	linter.Sort(f.out)
-	return f
+	return f, nil
 }
 
 // --- Checker-level checks on lines ---

@@ -322,13 +322,18 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		return fmt.Errorf("%w: module %s does not belong %s", ErrInvalidConfig, code,
 			map[bool]string{true: "under TreeWalker", false: "under Checker"}[underTreeWalker])
 	}
+	// A module with a property or message we do not implement is not
+	// run at all: findings at the wrong properties would be wrong ones.
+	n := len(s.unsupported)
 	for k := range m.Messages {
 		if !(k == "name.invalidPattern" && s.names[code].message != "") {
-			s.unsupport("%s: message %s", code, k)
+			s.unsupport("%s: message %s is not supported; module not run", code, k)
 		}
 	}
 	s.leftover(code, props)
-	s.enabled[code] = true
+	if len(s.unsupported) == n {
+		s.enabled[code] = true
+	}
 	return nil
 }
 
@@ -355,7 +360,7 @@ func (s *settings) leftover(code string, props map[string]string) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		s.unsupport("%s: property %s=%q", code, k, props[k])
+		s.unsupport("%s: property %s=%q is not supported; module not run", code, k, props[k])
 	}
 }
 

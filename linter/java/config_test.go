@@ -38,7 +38,8 @@ func TestBuiltinConfigs(t *testing.T) {
 	assert.True(t, google.enabled[OneStatementPerLine])
 	assert.False(t, google.enabled[FileLength])
 	assert.Contains(t, google.Unsupported(), "module Indentation is not implemented")
-	assert.Contains(t, google.Unsupported(), `WhitespaceAround: property allowEmptyMethods="true"`)
+	assert.Contains(t, google.Unsupported(), `WhitespaceAround: property allowEmptyMethods="true" is not supported; module not run`)
+	assert.False(t, google.enabled[WhitespaceAround], "a module with an unsupported property is not run")
 
 	def, err := New(linter.Config{})
 	require.NoError(t, err)

@@ -162,5 +162,9 @@ func (l *Linter) Lint(ctx context.Context, src linter.Source) ([]linter.Diagnost
 			return nil, nil
 		}
 	}
-	return l.run(string(src.Code)), nil
+	f, err := l.check(ctx, string(src.Code))
+	if err != nil {
+		return nil, err
+	}
+	return f.out, nil
 }

@@ -152,7 +152,10 @@ func TestLanguage(t *testing.T) {
 	assert.Equal(t, "java", lang.Name)
 	assert.Equal(t, NewlineAtEndOfFile, lang.NewlineAtEOF)
 	assert.Equal(t, []string{".java"}, lang.Extensions)
-	assert.Len(t, lang.Codes, 21)
+	// The default configuration keeps its 21 checks; the others come with
+	// a configuration that names them (OptionConfig).
+	assert.Len(t, defaultCodes, 21)
+	assert.Equal(t, codes, lang.Codes)
 	l, err := lang.New(linter.Config{})
 	require.NoError(t, err)
 	ds, err := l.Lint(context.Background(), linter.Source{Code: []byte("class A {}")})

@@ -1,6 +1,7 @@
 package java
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -46,7 +47,8 @@ func work(t *testing.T, l *Linter, src string) (steps int, alloc uint64, diags i
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	f := l.check(src)
+	f, err := l.check(context.Background(), src)
+	require.NoError(t, err)
 	runtime.ReadMemStats(&after)
 	return f.steps + f.lx.steps, after.TotalAlloc - before.TotalAlloc, len(f.out)
 }
