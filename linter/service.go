@@ -193,6 +193,10 @@ type LintResponse struct {
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	Language    string       `json:"language"`
 	Version     string       `json:"version"`
+	// Unsupported lists what the configuration names that the language
+	// does not implement (a checkstyle module, say), so that a missing
+	// finding is never a silent one. Omitted when empty.
+	Unsupported []string `json:"unsupported,omitempty"`
 }
 
 // HealthResponse is the answer to GET /health.
@@ -278,13 +282,17 @@ func (s *Service) serveLint(w http.ResponseWriter, r *http.Request) {
 	if len(diags) == 0 {
 		outcome = "clean"
 	}
-	httpjson.Write(w, http.StatusOK, LintResponse{
+	resp := LintResponse{
 		Result:      len(diags) == 0,
 		Details:     Details(diags),
 		Diagnostics: diags,
 		Language:    s.opts.Language,
 		Version:     s.opts.Version,
-	})
+	}
+	if u, ok := l.(interface{ Unsupported() []string }); ok {
+		resp.Unsupported = u.Unsupported()
+	}
+	httpjson.Write(w, http.StatusOK, resp)
 }
 
 // linterFor returns the linter for a request's raw "config": the

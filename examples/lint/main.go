@@ -4,7 +4,12 @@
 //	lint -language python [-select E2,W] [-ignore E501] [-extend-ignore W6]
 //	     [-max-line-length 99] [-max-doc-length 72] [-indent-size 4]
 //	     [-hang-closing] [-exclude PATTERNS] [-filename PATTERNS] PATH...
+//	lint -language java [-config FILE|sun_checks|google_checks] PATH...
 //	path:line:column: CODE message
+//
+// For Java, -config names a checkstyle configuration, as checkstyle's -c
+// does: an XML file or one of the two built-ins. Modules and properties
+// of it that are not implemented are listed once on standard error.
 //
 // Flags may be written with one dash or two (--max-line-length=99), as
 // pycodestyle users write them. For Python, the CLI is pycodestyle's: it
@@ -67,6 +72,7 @@ func run() (bool, error) {
 		jobs     = flag.Int("j", runtime.GOMAXPROCS(0), "files linted in parallel")
 		exclude  = flag.String("exclude", strings.Join(python.DefaultExclude, ","), "python: comma-separated patterns of files and directories to skip")
 		filename = flag.String("filename", "*.py", "python: comma-separated patterns of the files to check in directories")
+		config   = flag.String("config", "", "java: checkstyle configuration, an XML file or a built-in: "+java.SunChecks+", "+java.GoogleChecks+" (default: the checks of the default configuration)")
 	)
 	// Options of the language, named as its peer names them; they reach
 	// the language only when given, and a language refuses those it does
@@ -123,6 +129,20 @@ func run() (bool, error) {
 	} else if set["exclude"] || set["filename"] {
 		return false, fmt.Errorf("-exclude and -filename are for python; %s lints every file with extension %s", lang.Name, strings.Join(lang.Extensions, ", "))
 	}
+	if set["config"] {
+		if lang.Name != "java" {
+			return false, fmt.Errorf("-config is for java; %s reads its configuration files", lang.Name)
+		}
+		text := *config
+		if _, builtin := java.BuiltinConfig(text); !builtin && text != java.DefaultConfig {
+			b, err := os.ReadFile(text)
+			if err != nil {
+				return false, err
+			}
+			text = string(b)
+		}
+		cfg = withOption(cfg, java.OptionConfig, text)
+	}
 	if set["select"] {
 		cfg.Select = python.SplitCodes(*sel)
 	}
@@ -146,6 +166,11 @@ func run() (bool, error) {
 	l, err := lang.New(cfg)
 	if err != nil {
 		return false, err
+	}
+	if u, ok := l.(interface{ Unsupported() []string }); ok {
+		for _, what := range u.Unsupported() {
+			fmt.Fprintf(os.Stderr, "lint: checkstyle configuration: %s; not checked\n", what)
+		}
 	}
 	files, err := expand(flag.Args())
 	if err != nil {

@@ -60,6 +60,12 @@ func TestCLI(t *testing.T) {
 		{"java without column", []string{"-language", "java", "-select", "NewlineAtEndOfFile,FileTabCharacter", java}, 1,
 			java + ":1: NewlineAtEndOfFile File does not end with a newline.\n" +
 				java + ":2:1: FileTabCharacter File contains tab characters (this is the first instance).\n"},
+		{"java sun_checks", []string{"-language", "java", "-config", "sun_checks", "-select", "FileTabCharacter,FileLength", java}, 1,
+			java + ":2:1: FileTabCharacter File contains tab characters (this is the first instance).\n"},
+		{"java config file", []string{"-language", "java", "-config", write("tabs.xml", `<module name="Checker"><module name="FileTabCharacter"><property name="eachLine" value="true"/></module></module>`), java}, 1,
+			java + ":2:1: FileTabCharacter Line contains a tab character.\n"},
+		{"java unknown config", []string{"-language", "java", "-config", "sun", java}, 2, ""},
+		{"config for python", []string{"-language", "python", "-config", "sun_checks", clean}, 2, ""},
 		// pycodestyle reports a file it cannot read as E902; checkstyle stops.
 		{"missing path", []string{"-language", "python", filepath.Join(dir, "nope")}, 1,
 			filepath.Join(dir, "nope") + ":1:1: E902 FileNotFoundError: [Errno 2] No such file or directory: '" + filepath.Join(dir, "nope") + "'\n"},

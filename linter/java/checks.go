@@ -1,6 +1,7 @@
 package java
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +31,14 @@ type file struct {
 
 	colLine, colOff int32 // the last position column computed...
 	colN            int   // ...and its 0-based column
+
+	tabs  map[int32][]tabStop // tab stops of lines with tabs, computed once per line
+	steps int                 // bytes measured for columns: counted by the linearity test
 }
+
+// tabStop is one tab of a line: its UTF-16 column and the tab-expanded
+// 0-based column just after it.
+type tabStop struct{ u16, exp int32 }
 
 type lineSpan struct{ start, end int32 } // end excludes the line terminator
 
@@ -51,9 +59,65 @@ func (f *file) report(line, col int, code, msg string) {
 }
 
 // reportTok reports at token i, with checkstyle's tab-expanded column.
+// It starts from the token's UTF-16 column and expands the tabs before
+// it from the line's tab stops, found once per line, so reports in any
+// order on one very long line stay linear (issue 13).
 func (f *file) reportTok(i int32, code, msg string) {
 	t := &f.lx.toks[i]
-	f.report(int(t.line), f.column(t.line, t.off), code, msg)
+	f.report(int(t.line), f.tokColumn(t), code, msg)
+}
+
+// tokColumn returns the 1-based tab-expanded column of t.
+func (f *file) tokColumn(t *token) int {
+	stops := f.tabStops(t.line)
+	k, _ := slices.BinarySearchFunc(stops, t.col, func(s tabStop, c int32) int { return int(s.u16 - c) })
+	if k == 0 {
+		return int(t.col) + 1
+	}
+	s := stops[k-1]
+	return int(s.exp+t.col-s.u16-1) + 1
+}
+
+// tabStops returns the tabs of line, in order; nil for a line without.
+func (f *file) tabStops(line int32) []tabStop {
+	if line < 1 || int(line) > len(f.lines) {
+		return nil
+	}
+	if stops, ok := f.tabs[line]; ok {
+		return stops
+	}
+	ln := f.lines[line-1]
+	s := f.src[ln.start:ln.end]
+	if strings.IndexByte(s, '\t') < 0 {
+		if f.tabs == nil {
+			f.tabs = make(map[int32][]tabStop)
+		}
+		f.tabs[line] = nil
+		return nil
+	}
+	f.steps += len(s)
+	var stops []tabStop
+	var u16, exp int32
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			exp = (exp/tabWidth + 1) * tabWidth
+			stops = append(stops, tabStop{u16, exp})
+			u16++
+			continue
+		case r >= 0x10000:
+			u16 += 2
+			exp += 2
+		default:
+			u16++
+			exp++
+		}
+	}
+	if f.tabs == nil {
+		f.tabs = make(map[int32][]tabStop)
+	}
+	f.tabs[line] = stops
+	return stops
 }
 
 // column returns the 1-based tab-expanded column of byte offset off. It
@@ -68,6 +132,7 @@ func (f *file) column(line, off int32) int {
 		from, n = f.colOff, f.colN
 	}
 	s := f.src[from:off]
+	f.steps += len(s)
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
@@ -112,22 +177,34 @@ func splitLines(src string, starts []int32) []lineSpan {
 }
 
 func (l *Linter) run(src string) []linter.Diagnostic {
+	f, _ := l.check(context.Background(), src)
+	return f.out
+}
+
+// check lints src and returns the file with its findings in order. It
+// stops between passes once ctx is done (the client has gone), returning
+// ctx's error.
+func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 	f := &file{l: l, src: src}
 	f.lx = tokenize(src)
 	f.lines = splitLines(src, f.lx.lines)
-	f.lineChecks()
-	f.ps = parse(f.lx)
-	f.whitespaceAround()
-	f.importChecks()
-	f.namingChecks()
-	f.blockChecks()
-	f.oneStatementPerLine()
-	f.modifierOrder()
+	passes := []func(){
+		f.lineChecks,
+		func() { f.ps = parse(f.lx) },
+		f.whitespaceAround, f.importChecks, f.namingChecks, f.blockChecks,
+		f.oneStatementPerLine, f.modifierOrder,
+	}
+	for _, pass := range passes {
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+		pass()
+	}
 	// checkstyle orders violations at one position by message; Sort is
 	// stable, so sorting by message first keeps that order among ties.
 	slices.SortFunc(f.out, func(a, b linter.Diagnostic) int { return strings.Compare(a.Message, b.Message) })
 	linter.Sort(f.out)
-	return f.out
+	return f, nil
 }
 
 // --- Checker-level checks on lines ---
@@ -142,21 +219,28 @@ func (f *file) lineChecks() {
 		tab := strings.IndexByte(s, '\t')
 		// Tabs expand to up to 8 columns, so a short line may still be long.
 		if wantLen && (len(s) > f.l.maxLen || tab >= 0 && len(s)+tabWidth*strings.Count(s, "\t") > f.l.maxLen) {
-			if n := expandedLen(s); n > f.l.maxLen && !strings.HasPrefix(s, "package ") && !strings.HasPrefix(s, "import ") {
+			if n := expandedLen(s); n > f.l.maxLen && !strings.HasPrefix(s, "package ") && !strings.HasPrefix(s, "import ") &&
+				(f.l.ignoreLine == nil || !f.l.ignoreLine.MatchString(s)) {
 				f.report(i+1, 0, LineLength, "Line is longer than "+integer(f.l.maxLen)+" characters (found "+integer(n)+").")
 			}
 		}
 		if wantTrail && len(s) > 0 {
 			switch s[len(s)-1] {
 			case ' ', '\t', '\v', '\f':
-				f.report(i+1, 0, RegexpSingleline, "Line has trailing spaces.")
+				f.report(i+1, 0, RegexpSingleline, f.l.trailingMsg)
 			}
 		}
-		if wantTab && tab >= 0 {
+		switch {
+		case wantTab && tab >= 0 && f.l.tabEachLine:
+			f.report(i+1, f.column(int32(i+1), ln.start+int32(tab)), FileTabCharacter, "Line contains a tab character.")
+		case wantTab && tab >= 0:
 			// eachLine is false by default: only the first tab is reported.
 			f.report(i+1, f.column(int32(i+1), ln.start+int32(tab)), FileTabCharacter, "File contains tab characters (this is the first instance).")
 			wantTab = false
 		}
+	}
+	if f.l.enabled[FileLength] && len(f.lines) > f.l.fileLengthMax {
+		f.report(1, 0, FileLength, "File length is "+integer(len(f.lines))+" lines (max allowed is "+integer(f.l.fileLengthMax)+").")
 	}
 	if f.l.enabled[NewlineAtEndOfFile] {
 		// The default lineSeparator, lf_cr_crlf, accepts any line end.
@@ -287,15 +371,21 @@ func (f *file) importChecks() {
 		}
 	}
 	if f.l.enabled[RedundantImport] {
-		var seen, seenStatic []importDecl
+		// Lines of the earlier imports of each name: a duplicate is
+		// reported once per earlier one, as checkstyle does, and a map
+		// keeps thousands of imports linear (issue 13).
+		seen := make(map[string][]int32)
+		seenStatic := make(map[string][]int32)
+		dups := func(m map[string][]int32, imp importDecl) {
+			f.steps += len(m[imp.name]) + 1
+			for _, line := range m[imp.name] {
+				f.reportTok(imp.kw, RedundantImport, "Duplicate import to line "+integer(int(line))+" - "+imp.name+".")
+			}
+			m[imp.name] = append(m[imp.name], imp.nameLine)
+		}
 		for _, imp := range ps.imports {
 			if imp.static {
-				for _, o := range seenStatic {
-					if o.name == imp.name {
-						f.reportTok(imp.kw, RedundantImport, "Duplicate import to line "+integer(int(o.nameLine))+" - "+imp.name+".")
-					}
-				}
-				seenStatic = append(seenStatic, imp)
+				dups(seenStatic, imp)
 				continue
 			}
 			front := imp.name
@@ -310,12 +400,7 @@ func (f *file) importChecks() {
 			case ps.hasPackage && front == ps.pkgName:
 				f.reportTok(imp.kw, RedundantImport, "Redundant import from the same package - "+imp.name+".")
 			}
-			for _, o := range seen {
-				if o.name == imp.name {
-					f.reportTok(imp.kw, RedundantImport, "Duplicate import to line "+integer(int(o.nameLine))+" - "+imp.name+".")
-				}
-			}
-			seen = append(seen, imp)
+			dups(seen, imp)
 		}
 	}
 	if f.l.enabled[UnusedImports] {
@@ -343,7 +428,9 @@ func (f *file) unusedImports() {
 			}
 		}
 	}
-	f.javadocRefs(want)
+	if f.l.processJavadoc {
+		f.javadocRefs(want)
+	}
 	for _, imp := range ps.imports {
 		if !imp.star && (!want[simpleName(imp.name)] || javaLangClass(imp.name)) {
 			f.reportTok(imp.first, UnusedImports, "Unused import - "+imp.name+".")
@@ -594,6 +681,15 @@ func (f *file) namingChecks() {
 			code, pat, ok = ConstantName, patConstant, matchConstant(name)
 		default:
 			continue
+		}
+		if np, custom := f.l.names[code]; custom {
+			if np.re != nil {
+				ok, pat = np.re.MatchString(name), np.pattern
+			}
+			if !ok && np.message != "" {
+				f.reportTok(d.name, code, messageFormat(np.message, name, pat))
+				continue
+			}
 		}
 		if !ok {
 			f.reportTok(d.name, code, "Name '"+name+"' must match pattern '"+pat+"'.")

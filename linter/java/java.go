@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/fleetkit/fleetkit/linter"
 )
@@ -45,16 +47,22 @@ const (
 	MultipleVariableDeclarations = "MultipleVariableDeclarations"
 	ModifierOrder                = "ModifierOrder"
 	NewlineAtEndOfFile           = "NewlineAtEndOfFile"
+	FileLength                   = "FileLength"
 )
 
-// codes lists every check, in the order of checkstyle's configuration.
-var codes = []string{
+// defaultCodes are the checks of DefaultConfig, in the order of
+// checkstyle's configuration.
+var defaultCodes = []string{
 	LineLength, FileTabCharacter, RegexpSingleline, NewlineAtEndOfFile,
 	AvoidStarImport, UnusedImports, RedundantImport,
 	ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName,
 	NeedBraces, EmptyBlock, EmptyStatement, EqualsHashCode, WhitespaceAround,
 	OneStatementPerLine, MultipleVariableDeclarations, ModifierOrder,
 }
+
+// codes lists every check implemented: those of DefaultConfig and those
+// a configuration (OptionConfig) may add.
+var codes = append(slices.Clip(defaultCodes), FileLength)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {
@@ -70,27 +78,74 @@ func Language() linter.Language {
 // Linter checks Java source. It is immutable after New and safe for
 // concurrent use.
 type Linter struct {
-	maxLen  int
-	enabled map[string]bool
+	*settings
+	maxLen int
 }
 
 var _ linter.Linter = (*Linter)(nil)
 
-// New returns a linter for cfg. A zero MaxLineLength means
-// DefaultMaxLineLength; a negative one is an ErrInvalidConfig.
+// New returns a linter for cfg. The checks and their properties come from
+// the checkstyle configuration cfg.Options[OptionConfig] names (a built-in
+// one or XML text; DefaultConfig without it); Select, Ignore and
+// ExtendIgnore then choose among them. A MaxLineLength above zero
+// overrides the configuration's LineLength max; a negative one, an option
+// other than OptionConfig or a configuration that cannot be read is an
+// ErrInvalidConfig. Modules and properties the configuration names that
+// are not implemented are listed by Unsupported.
 func New(cfg linter.Config) (*Linter, error) {
 	if cfg.MaxLineLength < 0 {
 		return nil, fmt.Errorf("%w: MaxLineLength %d is negative", ErrInvalidConfig, cfg.MaxLineLength)
 	}
-	l := &Linter{maxLen: DefaultMaxLineLength, enabled: make(map[string]bool, len(codes))}
+	for k := range cfg.Options {
+		if k != OptionConfig {
+			return nil, fmt.Errorf("%w: unknown option %q (java has %q)", ErrInvalidConfig, k, OptionConfig)
+		}
+	}
+	s, err := loadConfig(cfg.Options[OptionConfig])
+	if err != nil {
+		return nil, err
+	}
+	l := &Linter{settings: s, maxLen: s.maxLen}
 	if cfg.MaxLineLength > 0 {
 		l.maxLen = cfg.MaxLineLength
 	}
 	for _, c := range codes {
-		l.enabled[c] = cfg.Enabled(c)
+		l.enabled[c] = l.enabled[c] && cfg.Enabled(c)
 	}
 	return l, nil
 }
+
+// loadConfig returns the settings of a configuration named as
+// OptionConfig names it.
+func loadConfig(name string) (*settings, error) {
+	if name == "" || name == DefaultConfig {
+		return defaultSettings(), nil
+	}
+	text := []byte(name)
+	if b, ok := BuiltinConfig(name); ok {
+		text = b
+	} else if !strings.HasPrefix(strings.TrimSpace(name), "<") {
+		return nil, fmt.Errorf("%w: config %q is neither %s, %s, %s nor the XML text of a checkstyle configuration",
+			ErrInvalidConfig, clip(name), DefaultConfig, SunChecks, GoogleChecks)
+	}
+	root, err := ParseConfig(text)
+	if err != nil {
+		return nil, err
+	}
+	return configure(root)
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// Unsupported lists, once each, the modules, properties and messages of
+// the configuration that this package does not implement: their findings
+// are missing from its output.
+func (l *Linter) Unsupported() []string { return slices.Clone(l.unsupported) }
 
 // Lint checks src. It fails only when ctx is done or src is too large;
 // source that does not parse still gets every diagnostic the linter can
@@ -102,5 +157,14 @@ func (l *Linter) Lint(ctx context.Context, src linter.Source) ([]linter.Diagnost
 	if len(src.Code) >= math.MaxInt32 {
 		return nil, fmt.Errorf("%w: %s is %d bytes", ErrTooLarge, src.Name, len(src.Code))
 	}
-	return l.run(string(src.Code)), nil
+	for _, re := range l.excludeFile {
+		if re.MatchString(src.Name) {
+			return nil, nil
+		}
+	}
+	f, err := l.check(ctx, string(src.Code))
+	if err != nil {
+		return nil, err
+	}
+	return f.out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,6 +76,8 @@ func TestChecks(t *testing.T) {
 		{"MultipleVariableDeclarations/positive", "MultipleVariableDeclarations", "class A {\n    int a, b;\n    void f() {\n        int c; int d;\n    }\n}\n", []linter.Diagnostic{{Line: 2, Column: 5, Code: "MultipleVariableDeclarations", Message: "Each variable declaration must be in its own statement."}, {Line: 4, Column: 9, Code: "MultipleVariableDeclarations", Message: "Only one variable definition per line allowed."}}},
 		{"MultipleVariableDeclarations/negative", "MultipleVariableDeclarations", "class A {\n    int a;\n    void f() {\n        for (int i = 0, j = 1; i < j; i++) { }\n    }\n}\n", []linter.Diagnostic{}},
 		{"ModifierOrder/positive", "ModifierOrder", "class A {\n    final static int X = 1;\n    public @Deprecated void f() { }\n}\n", []linter.Diagnostic{{Line: 2, Column: 11, Code: "ModifierOrder", Message: "'static' modifier out of order with the JLS suggestions."}, {Line: 3, Column: 12, Code: "ModifierOrder", Message: "'@Deprecated' annotation modifier does not precede non-annotation modifiers."}}},
+		{"FileLength/positive", "FileLength", "class A {\n" + strings.Repeat("\n", 2000) + "}\n", []linter.Diagnostic{{Line: 1, Column: 0, Code: "FileLength", Message: "File length is 2,002 lines (max allowed is 2,000)."}}},
+		{"FileLength/negative", "FileLength", "class A {\n" + strings.Repeat("\n", 1998) + "}\n", []linter.Diagnostic{}},
 		{"ModifierOrder/negative", "ModifierOrder", "class A {\n    @Deprecated public static final int X = 1;\n    public @Deprecated String f() { return null; }\n}\n", []linter.Diagnostic{}},
 	}
 	seen := make(map[string]int)
@@ -83,7 +86,12 @@ func TestChecks(t *testing.T) {
 			seen[tt.check]++
 		}
 		t.Run(tt.name, func(t *testing.T) {
-			got := lint(t, linter.Config{Select: []string{tt.check}}, tt.code)
+			cfg := linter.Config{Select: []string{tt.check}}
+			if !slices.Contains(defaultCodes, tt.check) {
+				// Checks outside the default configuration are in sun_checks.
+				cfg.Options = map[string]string{OptionConfig: SunChecks}
+			}
+			got := lint(t, cfg, tt.code)
 			if len(tt.want) == 0 {
 				assert.Empty(t, got)
 				return
@@ -144,7 +152,10 @@ func TestLanguage(t *testing.T) {
 	assert.Equal(t, "java", lang.Name)
 	assert.Equal(t, NewlineAtEndOfFile, lang.NewlineAtEOF)
 	assert.Equal(t, []string{".java"}, lang.Extensions)
-	assert.Len(t, lang.Codes, 21)
+	// The default configuration keeps its 21 checks; the others come with
+	// a configuration that names them (OptionConfig).
+	assert.Len(t, defaultCodes, 21)
+	assert.Equal(t, codes, lang.Codes)
 	l, err := lang.New(linter.Config{})
 	require.NoError(t, err)
 	ds, err := l.Lint(context.Background(), linter.Source{Code: []byte("class A {}")})

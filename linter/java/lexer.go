@@ -72,6 +72,13 @@ type lexer struct {
 	toks      []token
 	comments  []comment
 	lines     []int32 // byte offset of the start of each line
+
+	// colOff and colN resume col on a line that is not pure ASCII: the
+	// UTF-16 column colN of byte offset colOff on the current line, so
+	// that a long line with many tokens is measured once, not once per
+	// token (issue 13).
+	colOff, colN int
+	steps        int // bytes measured by col: counted by the linearity test
 }
 
 func isIdentStart(c byte) bool {
@@ -129,6 +136,7 @@ func tokenize(src string) *lexer {
 func (lx *lexer) newline(next int) {
 	lx.line++
 	lx.lineStart = next
+	lx.colOff, lx.colN = next, 0
 	lx.ascii = true
 	lx.lines = append(lx.lines, int32(next))
 }
@@ -138,7 +146,14 @@ func (lx *lexer) col(off int) int32 {
 	if lx.ascii {
 		return int32(off - lx.lineStart)
 	}
-	return int32(utf16Len(lx.src[lx.lineStart:off]))
+	from, n := lx.lineStart, 0
+	if lx.colOff >= lx.lineStart && lx.colOff <= off {
+		from, n = lx.colOff, lx.colN
+	}
+	lx.steps += off - from
+	n += utf16Len(lx.src[from:off])
+	lx.colOff, lx.colN = off, n
+	return int32(n)
 }
 
 func utf16Len(s string) int {

@@ -1,0 +1,426 @@
+package java
+
+import (
+	"bytes"
+	"embed"
+	"encoding/xml"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// OptionConfig is the linter.Config option that names a checkstyle
+// configuration: SunChecks, GoogleChecks, or the XML text of one. Without
+// it the linter runs DefaultConfig.
+const OptionConfig = "config"
+
+// Names of the built-in configurations.
+const (
+	// DefaultConfig is the configuration used when none is named: the
+	// checks of testdata/checkstyle.xml at checkstyle's defaults. It is
+	// what versions 1.0 to 2.0 of the linter service have always run, so
+	// it stays the default.
+	DefaultConfig = "default"
+	// SunChecks is checkstyle's built-in sun_checks.xml.
+	SunChecks = "sun_checks"
+	// GoogleChecks is checkstyle's built-in google_checks.xml.
+	GoogleChecks = "google_checks"
+)
+
+// maxConfigSize bounds the XML text of a configuration: the largest real
+// ones are a few tens of KB.
+const maxConfigSize = 1 << 20
+
+//go:embed configs/sun_checks.xml configs/google_checks.xml
+var builtinConfigs embed.FS
+
+// Module is one <module> of a checkstyle configuration.
+type Module struct {
+	Name       string
+	Properties map[string]string
+	// Messages are the <message key value> overrides.
+	Messages map[string]string
+	Modules  []Module
+}
+
+// xmlModule is Module as encoding/xml reads it.
+type xmlModule struct {
+	Name     string `xml:"name,attr"`
+	Property []struct {
+		Name    string  `xml:"name,attr"`
+		Value   string  `xml:"value,attr"`
+		Default *string `xml:"default,attr"`
+	} `xml:"property"`
+	Message []struct {
+		Key   string `xml:"key,attr"`
+		Value string `xml:"value,attr"`
+	} `xml:"message"`
+	Module []xmlModule `xml:"module"`
+}
+
+var propertyRef = regexp.MustCompile(`\$\{[^}]*\}`)
+
+func (x *xmlModule) module() Module {
+	m := Module{Name: strings.TrimSpace(x.Name), Properties: map[string]string{}, Messages: map[string]string{}}
+	for _, p := range x.Property {
+		v := p.Value
+		// ${name} refers to a system property; none is set here, so
+		// checkstyle uses the default attribute when there is one.
+		if propertyRef.MatchString(v) && p.Default != nil {
+			v = *p.Default
+		}
+		m.Properties[strings.TrimSpace(p.Name)] = v
+	}
+	for _, msg := range x.Message {
+		m.Messages[msg.Key] = msg.Value
+	}
+	for i := range x.Module {
+		m.Modules = append(m.Modules, x.Module[i].module())
+	}
+	return m
+}
+
+// ParseConfig reads a checkstyle XML configuration, whose root module must
+// be Checker.
+func ParseConfig(text []byte) (Module, error) {
+	if len(text) > maxConfigSize {
+		return Module{}, fmt.Errorf("%w: configuration is %d bytes, more than %d", ErrInvalidConfig, len(text), maxConfigSize)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(text))
+	dec.Strict = true
+	// The DOCTYPE names checkstyle's DTD; nothing is fetched.
+	dec.Entity = xml.HTMLEntity
+	var x xmlModule
+	if err := dec.Decode(&x); err != nil {
+		return Module{}, fmt.Errorf("%w: checkstyle configuration: %v", ErrInvalidConfig, err)
+	}
+	m := x.module()
+	if m.Name != "Checker" {
+		return Module{}, fmt.Errorf("%w: checkstyle configuration: root module is %q, want Checker", ErrInvalidConfig, m.Name)
+	}
+	return m, nil
+}
+
+// BuiltinConfig returns the text of a built-in configuration by name
+// (SunChecks, GoogleChecks).
+func BuiltinConfig(name string) ([]byte, bool) {
+	b, err := builtinConfigs.ReadFile("configs/" + name + ".xml")
+	return b, err == nil
+}
+
+// settings are the checks a configuration enables and their properties.
+type settings struct {
+	enabled        map[string]bool
+	maxLen         int
+	ignoreLine     *regexp.Regexp // LineLength's ignorePattern
+	tabEachLine    bool
+	trailingMsg    string
+	processJavadoc bool
+	fileLengthMax  int
+	names          map[string]namePattern // naming checks with their own format or message
+	excludeFile    []*regexp.Regexp
+	unsupported    []string
+}
+
+// namePattern is a naming check's format and message.
+type namePattern struct {
+	re      *regexp.Regexp
+	pattern string
+	message string // MessageFormat text with {0} the name and {1} the pattern; "" for the default
+}
+
+// defaultSettings is the default configuration: every check of
+// testdata/checkstyle.xml at its defaults.
+func defaultSettings() *settings {
+	s := newSettings()
+	for _, c := range defaultCodes {
+		s.enabled[c] = true
+	}
+	return s
+}
+
+func newSettings() *settings {
+	return &settings{
+		enabled: map[string]bool{}, maxLen: DefaultMaxLineLength, processJavadoc: true,
+		trailingMsg: "Line has trailing spaces.", fileLengthMax: 2000, names: map[string]namePattern{},
+	}
+}
+
+// checkerProperties are the Checker and TreeWalker properties that do not
+// change findings here: file selection is the caller's (fileExtensions),
+// output formatting is ours.
+var checkerProperties = map[string]bool{
+	"severity": true, "fileExtensions": true, "basedir": true, "cacheFile": true,
+	"haltOnException": true, "localeLanguage": true, "localeCountry": true, "id": true,
+}
+
+// configure reads the modules of root (a Checker) into settings. Modules
+// and property values it cannot honour are listed in unsupported.
+func configure(root Module) (*settings, error) {
+	s := newSettings()
+	for k, v := range root.Properties {
+		switch {
+		case k == "charset" && strings.EqualFold(v, "UTF-8"):
+		case k == "tabWidth" && v == "8":
+		case !checkerProperties[k]:
+			s.unsupport("Checker: property %s=%q", k, v)
+		}
+	}
+	for _, m := range root.Modules {
+		if m.Properties["severity"] == "ignore" {
+			continue
+		}
+		if m.Name == "TreeWalker" {
+			for k, v := range m.Properties {
+				if !(k == "tabWidth" && v == "8" || checkerProperties[k]) {
+					s.unsupport("TreeWalker: property %s=%q", k, v)
+				}
+			}
+			for _, c := range m.Modules {
+				if c.Properties["severity"] == "ignore" {
+					continue
+				}
+				if err := s.module(c, true); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if err := s.module(m, false); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *settings) unsupport(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !slices.Contains(s.unsupported, msg) {
+		s.unsupported = append(s.unsupported, msg)
+	}
+}
+
+// checkerLevel are the checks that sit under Checker; the others sit
+// under TreeWalker.
+var checkerLevel = map[string]bool{
+	LineLength: true, FileTabCharacter: true, RegexpSingleline: true, NewlineAtEndOfFile: true, FileLength: true,
+}
+
+// module applies one module of the configuration.
+func (s *settings) module(m Module, underTreeWalker bool) error {
+	props := maps(m.Properties)
+	delete(props, "severity")
+	delete(props, "id")
+	// known takes the property k when its value is want.
+	known := func(k, want string) {
+		if v, ok := props[k]; ok && strings.EqualFold(strings.TrimSpace(v), want) {
+			delete(props, k)
+		}
+	}
+	code := m.Name
+	switch code {
+	case "BeforeExecutionExclusionFileFilter":
+		if v, ok := props["fileNamePattern"]; ok {
+			re, err := compileJava(v)
+			if err != nil {
+				return fmt.Errorf("%w: %s: fileNamePattern: %v", ErrInvalidConfig, code, err)
+			}
+			s.excludeFile = append(s.excludeFile, re)
+			delete(props, "fileNamePattern")
+		}
+		s.leftover(code, props)
+		return nil
+	case "SuppressionFilter", "SuppressionXpathFilter":
+		// An optional suppressions file that is not there suppresses
+		// nothing; the service reads no files, so a required one is not
+		// supported.
+		if props["optional"] == "true" {
+			return nil
+		}
+		s.unsupport("%s: only an optional suppressions file that does not exist is supported", code)
+		return nil
+	case LineLength:
+		if err := intProp(props, code, "max", &s.maxLen); err != nil {
+			return err
+		}
+		if v, ok := props["ignorePattern"]; ok {
+			if v != "^$" {
+				re, err := compileJava(v)
+				if err != nil {
+					return fmt.Errorf("%w: LineLength: ignorePattern: %v", ErrInvalidConfig, err)
+				}
+				s.ignoreLine = re
+			}
+			delete(props, "ignorePattern")
+		}
+		if v, ok := props["fileExtensions"]; ok && (v == "" || slices.Contains(splitList(v), "java")) {
+			delete(props, "fileExtensions")
+		}
+	case FileTabCharacter:
+		if v, ok := props["eachLine"]; ok {
+			s.tabEachLine = v == "true"
+			delete(props, "eachLine")
+		}
+		known("fileExtensions", "")
+	case RegexpSingleline:
+		// Only the trailing-space rule of both built-ins is implemented.
+		if props["format"] != `\s+$` {
+			s.unsupport("RegexpSingleline: format %q (only \\s+$ is supported)", props["format"])
+			return nil
+		}
+		delete(props, "format")
+		if v, ok := props["message"]; ok {
+			s.trailingMsg = v
+			delete(props, "message")
+		}
+		known("minimum", "0")
+		known("maximum", "0")
+		known("ignoreCase", "false")
+	case NewlineAtEndOfFile:
+		known("lineSeparator", "lf_cr_crlf")
+	case UnusedImports:
+		if v, ok := props["processJavadoc"]; ok {
+			s.processJavadoc = v == "true"
+			delete(props, "processJavadoc")
+		}
+	case FileLength:
+		if err := intProp(props, code, "max", &s.fileLengthMax); err != nil {
+			return err
+		}
+	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName:
+		np := namePattern{}
+		if v, ok := props["format"]; ok {
+			re, err := compileJava(v)
+			if err != nil {
+				return fmt.Errorf("%w: %s: format: %v", ErrInvalidConfig, code, err)
+			}
+			np.re, np.pattern = re, v
+			delete(props, "format")
+		}
+		if v, ok := m.Messages["name.invalidPattern"]; ok {
+			np.message = v
+		}
+		if np.re != nil || np.message != "" {
+			s.names[code] = np
+		}
+		for _, k := range []string{"applyToPublic", "applyToProtected", "applyToPackage", "applyToPrivate"} {
+			known(k, "true")
+		}
+		known("allowOneCharVarInForLoop", "false")
+		known("ignoreOverridden", "false")
+		if code == TypeName {
+			known("tokens", "CLASS_DEF, INTERFACE_DEF, ENUM_DEF, ANNOTATION_DEF, RECORD_DEF")
+		}
+	}
+	if !slices.Contains(codes, code) {
+		s.unsupport("module %s is not implemented", code)
+		return nil
+	}
+	if underTreeWalker == checkerLevel[code] {
+		return fmt.Errorf("%w: module %s does not belong %s", ErrInvalidConfig, code,
+			map[bool]string{true: "under TreeWalker", false: "under Checker"}[underTreeWalker])
+	}
+	// A module with a property or message we do not implement is not
+	// run at all: findings at the wrong properties would be wrong ones.
+	n := len(s.unsupported)
+	for k := range m.Messages {
+		if !(k == "name.invalidPattern" && s.names[code].message != "") {
+			s.unsupport("%s: message %s is not supported; module not run", code, k)
+		}
+	}
+	s.leftover(code, props)
+	if len(s.unsupported) == n {
+		s.enabled[code] = true
+	}
+	return nil
+}
+
+// intProp takes property k of module code, a non-negative integer, into n.
+func intProp(props map[string]string, code, k string, n *int) error {
+	v, ok := props[k]
+	if !ok {
+		return nil
+	}
+	x, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || x < 0 {
+		return fmt.Errorf("%w: %s: %s %q is not a non-negative integer", ErrInvalidConfig, code, k, v)
+	}
+	*n = x
+	delete(props, k)
+	return nil
+}
+
+// leftover lists the properties of module code nothing took.
+func (s *settings) leftover(code string, props map[string]string) {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s.unsupport("%s: property %s=%q is not supported; module not run", code, k, props[k])
+	}
+}
+
+func maps(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// compileJava compiles a java.util.regex pattern as RE2. The patterns of
+// real configurations (character classes, alternations, anchors) mean the
+// same in both; one RE2 refuses (look-around, back references) is an
+// error, never a silent difference.
+func compileJava(p string) (*regexp.Regexp, error) {
+	return regexp.Compile(p)
+}
+
+// messageFormat fills a java.text.MessageFormat pattern: ”{0}” quotes
+// and {n} arguments.
+func messageFormat(pattern string, args ...string) string {
+	var b strings.Builder
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		switch {
+		case c == '\'' && i+1 < len(pattern) && pattern[i+1] == '\'':
+			b.WriteByte('\'')
+			i++
+		case c == '\'':
+			// A quoted section: copied literally.
+			j := strings.IndexByte(pattern[i+1:], '\'')
+			if j < 0 {
+				b.WriteString(pattern[i+1:])
+				return b.String()
+			}
+			b.WriteString(pattern[i+1 : i+1+j])
+			i += j + 1
+		case c == '{':
+			j := strings.IndexByte(pattern[i:], '}')
+			n, err := strconv.Atoi(pattern[i+1 : i+max(j, 1)])
+			if j < 0 || err != nil || n < 0 || n >= len(args) {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteString(args[n])
+			i += j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

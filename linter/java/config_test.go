@@ -1,0 +1,100 @@
+package java
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fleetkit/fleetkit/linter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func withConfig(name string) linter.Config {
+	return linter.Config{Options: map[string]string{OptionConfig: name}}
+}
+
+// TestBuiltinConfigs reads both built-in configurations: what they enable
+// and what they name that is not implemented, each listed once.
+func TestBuiltinConfigs(t *testing.T) {
+	sun, err := New(withConfig(SunChecks))
+	require.NoError(t, err)
+	for _, c := range []string{LineLength, FileLength, UnusedImports, WhitespaceAround, NeedBraces} {
+		assert.True(t, sun.enabled[c], "sun_checks enables %s", c)
+	}
+	assert.False(t, sun.enabled[OneStatementPerLine], "sun_checks has no OneStatementPerLine")
+	assert.False(t, sun.processJavadoc, "sun_checks sets UnusedImports processJavadoc=false")
+	assert.Contains(t, sun.Unsupported(), "module FinalParameters is not implemented")
+	assert.Contains(t, sun.Unsupported(), "module JavadocPackage is not implemented")
+	seen := map[string]bool{}
+	for _, u := range sun.Unsupported() {
+		assert.False(t, seen[u], "%q listed twice", u)
+		seen[u] = true
+	}
+
+	google, err := New(withConfig(GoogleChecks))
+	require.NoError(t, err)
+	assert.Equal(t, 100, google.maxLen)
+	assert.True(t, google.tabEachLine)
+	assert.True(t, google.enabled[OneStatementPerLine])
+	assert.False(t, google.enabled[FileLength])
+	assert.Contains(t, google.Unsupported(), "module Indentation is not implemented")
+	assert.Contains(t, google.Unsupported(), `WhitespaceAround: property allowEmptyMethods="true" is not supported; module not run`)
+	assert.False(t, google.enabled[WhitespaceAround], "a module with an unsupported property is not run")
+
+	def, err := New(linter.Config{})
+	require.NoError(t, err)
+	assert.Empty(t, def.Unsupported(), "the default configuration is fully implemented")
+}
+
+// TestXMLConfig drives the linter with a configuration's own text.
+func TestXMLConfig(t *testing.T) {
+	const cfg = `<?xml version="1.0"?>
+<!DOCTYPE module PUBLIC "-//Checkstyle//DTD Checkstyle Configuration 1.3//EN" "https://checkstyle.org/dtds/configuration_1_3.dtd">
+<module name="Checker">
+  <module name="LineLength"><property name="max" value="20"/><property name="ignorePattern" value="^\s*//"/></module>
+  <module name="FileTabCharacter"><property name="eachLine" value="true"/></module>
+  <module name="NoSuchCheck"/>
+  <module name="TreeWalker">
+    <module name="MemberName">
+      <property name="format" value="^m[A-Z]\w*$"/>
+      <message key="name.invalidPattern" value="Member ''{0}'' must match ''{1}''."/>
+    </module>
+    <module name="NeedBraces"><property name="severity" value="ignore"/></module>
+  </module>
+</module>`
+	l, err := New(withConfig(cfg))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"module NoSuchCheck is not implemented"}, l.Unsupported())
+	code := "class A {\n\tint mGood;\n\tint bad;\n    // a comment that is long\n    void f() { if (true) f(); }\n}\n"
+	got := lint(t, withConfig(cfg), code)
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 2, Column: 1, Code: FileTabCharacter, Message: "Line contains a tab character."},
+		{Line: 3, Column: 1, Code: FileTabCharacter, Message: "Line contains a tab character."},
+		{Line: 3, Column: 13, Code: MemberName, Message: "Member 'bad' must match '^m[A-Z]\\w*$'."},
+		{Line: 5, Column: 0, Code: LineLength, Message: "Line is longer than 20 characters (found 31)."},
+	}, got)
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, cfg := range map[string]linter.Config{
+		"unknown name":     withConfig("sun"),
+		"bad XML":          withConfig("<module name="),
+		"root not Checker": withConfig(`<module name="TreeWalker"/>`),
+		"bad max":          withConfig(`<module name="Checker"><module name="LineLength"><property name="max" value="x"/></module></module>`),
+		"misplaced module": withConfig(`<module name="Checker"><module name="NeedBraces"/></module>`),
+		"unknown option":   {Options: map[string]string{"max-doc-length": "72"}},
+		"huge":             withConfig("<" + strings.Repeat("x", maxConfigSize)),
+		"RE2 cannot do it": withConfig(`<module name="Checker"><module name="LineLength"><property name="ignorePattern" value="(?=x)"/></module></module>`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := New(cfg)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+		})
+	}
+}
+
+func TestMessageFormat(t *testing.T) {
+	assert.Equal(t, "Name 'x' must match '^a$'.", messageFormat("Name ''{0}'' must match ''{1}''.", "x", "^a$"))
+	assert.Equal(t, "quoted {0} and x", messageFormat("quoted '{0}' and {0}", "x"))
+	assert.Equal(t, "{9} {", messageFormat("{9} {", "x"))
+}

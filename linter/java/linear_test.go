@@ -1,0 +1,90 @@
+package java
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/fleetkit/fleetkit/linter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// linearInputs generate sources of n repetitions of a pattern that once
+// cost quadratic time (issue 13): many tokens and findings on one line of
+// non-ASCII text (columns were measured from the line's start for each
+// token), on one line with tabs, and thousands of imports (duplicates were
+// looked for pairwise).
+var linearInputs = []struct {
+	name string
+	gen  func(n int) string
+}{
+	{"one long non-ASCII line", func(n int) string {
+		return "class A { void f() { String[] x={" + strings.Repeat(`"é",a=1;`, n) + "}; } }\n"
+	}},
+	{"the same in short lines", func(n int) string {
+		return "class A { void f() { String[] x={\n" + strings.Repeat("\"é\",a=1;\n", n) + "}; } }\n"
+	}},
+	{"one long line with tabs", func(n int) string {
+		return "class A {\tvoid f() {" + strings.Repeat("\ta=1;b=c+d*e;int x\t= 2;", n) + "} }\n"
+	}},
+	{"many imports", func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "import a.b.C%d;\nimport a.b.C%d;\n", i%(n/2+1), i)
+		}
+		return b.String() + "class A {}\n"
+	}},
+}
+
+// work lints src and returns the bytes measured for columns and the bytes
+// allocated: both grow in proportion to the work done, without the noise
+// of wall time on a shared machine.
+func work(t *testing.T, l *Linter, src string) (steps int, alloc uint64, diags int) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f, err := l.check(context.Background(), src)
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	return f.steps + f.lx.steps, after.TotalAlloc - before.TotalAlloc, len(f.out)
+}
+
+// TestLinearInInputSize lints inputs of size N and 4N and requires the
+// work to grow at most 4.5 times (issue 13: linting is linear in input
+// size).
+func TestLinearInInputSize(t *testing.T) {
+	l, err := New(linter.Config{})
+	require.NoError(t, err)
+	const n = 2000
+	for _, in := range linearInputs {
+		t.Run(in.name, func(t *testing.T) {
+			s1, a1, d1 := work(t, l, in.gen(n))
+			s4, a4, d4 := work(t, l, in.gen(4*n))
+			require.NotZero(t, d1, "the input must produce findings")
+			assert.GreaterOrEqual(t, d4, 3*d1, "findings grow with the input")
+			assert.LessOrEqual(t, float64(s4), 4.5*float64(max(s1, 1)), "column work: %d for N, %d for 4N", s1, s4)
+			assert.LessOrEqual(t, float64(a4), 5*float64(a1), "allocated bytes: %d for N, %d for 4N", a1, a4)
+			t.Logf("N: %d steps, %d B, %d findings; 4N: %d steps, %d B, %d findings", s1, a1, d1, s4, a4, d4)
+		})
+	}
+}
+
+// BenchmarkLongLine lints the same code on one line and in short lines:
+// the ratio of their times is in BENCHMARKS.md (issue 13 wants ≤ 2×).
+func BenchmarkLongLine(b *testing.B) {
+	l, err := New(linter.Config{})
+	require.NoError(b, err)
+	for _, in := range linearInputs[:2] {
+		src := linter.Source{Code: []byte(in.gen(40000))}
+		b.Run(strings.ReplaceAll(in.name, " ", "_"), func(b *testing.B) {
+			b.SetBytes(int64(len(src.Code)))
+			for b.Loop() {
+				l.run(string(src.Code))
+			}
+		})
+	}
+}
