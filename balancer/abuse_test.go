@@ -358,7 +358,12 @@ func rawBackend(t *testing.T, serve func(nc net.Conn, br *bufio.Reader)) string 
 func TestProxyNeverReusesDesynchronisedConnection(t *testing.T) {
 	for _, later := range []bool{false, true} {
 		for _, su := range setups {
-			if su.transport() != nil && later {
+			if su.transport() != nil {
+				// net/http's read loop can take bytes buffered with the
+				// last answer for the next one (golang/go#31259): the
+				// guarantee is the built-in forwarder's, as the README
+				// says. Asserting it for http.Transport failed about one
+				// run in three under load.
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/extra bytes later=%v", su.name, later), func(t *testing.T) {
