@@ -366,6 +366,10 @@ func (f *file) importChecks() {
 		return
 	}
 	for _, imp := range ps.imports {
+		// IllegalImport's default illegalPkgs: sun and its subpackages.
+		if f.l.enabled[IllegalImport] && strings.HasPrefix(imp.name, "sun.") {
+			f.reportTok(imp.kw, IllegalImport, "Illegal import - "+imp.name+".")
+		}
 		if imp.star && f.l.enabled[AvoidStarImport] {
 			f.reportTok(imp.lastDot, AvoidStarImport, "Using the '.*' form of import should be avoided - "+imp.name+".")
 		}
@@ -703,6 +707,11 @@ func (f *file) blockChecks() {
 	toks := f.lx.toks
 	for _, kw := range f.ps.needBraces {
 		f.reportTok(kw, NeedBraces, "'"+toks[kw].text+"' construct must use '{}'s.")
+	}
+	if f.l.enabled[FinalParameters] {
+		for _, pi := range f.ps.finalParams {
+			f.reportTok(pi.first, FinalParameters, "Parameter "+toks[pi.name].text+" should be final.")
+		}
 	}
 	for _, b := range f.ps.emptyBlocks {
 		f.reportTok(b, EmptyBlock, "Must have at least one statement.")

@@ -289,6 +289,13 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		if err := intProp(props, code, "max", &s.fileLengthMax); err != nil {
 			return err
 		}
+	case FinalParameters:
+		known("ignorePrimitiveTypes", "false")
+		known("tokens", "METHOD_DEF, CTOR_DEF")
+	case IllegalImport:
+		known("illegalPkgs", "sun")
+		known("illegalClasses", "")
+		known("regexp", "false")
 	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName:
 		np := namePattern{}
 		if v, ok := props["format"]; ok {

@@ -75,11 +75,13 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		}
 		p.defs = append(p.defs, int32(pos))
 		p.next()
+		p.lastParams = p.lastParams[:0]
 		if p.at("(") {
 			p.params(true)
 		}
 		p.throws()
 		if p.at("{") {
+			p.finalParameters(kind)
 			p.codeDepth++
 			p.block(blockNormal)
 			p.codeDepth--
@@ -113,6 +115,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.toks[name].flags |= fNotRef
 		p.next()
 		override := hasOverride(p, mods)
+		p.lastParams = p.lastParams[:0]
 		if kind == bodyAnnotation {
 			p.params(false)
 		} else {
@@ -134,6 +137,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.elementValue()
 		}
 		if p.at("{") {
+			p.finalParameters(kind)
 			p.codeDepth++
 			p.block(blockNormal)
 			p.codeDepth--
@@ -292,9 +296,11 @@ func (p *parser) params(named bool) (int, bool) {
 	p.next() // '('
 	n := 0
 	obj := false
+	p.lastParams = p.lastParams[:0]
 	for !p.eof() && !p.at(")") {
 		before := p.p
 		mods := p.modifiers()
+		final := p.hasMod(mods, "final")
 		mods.annOK = true
 		p.mods = append(p.mods, mods)
 		tstart := p.p
@@ -312,6 +318,9 @@ func (p *parser) params(named bool) (int, bool) {
 				if named {
 					p.decls = append(p.decls, decl{kind: declParam, name: int32(p.p)})
 				}
+				if !final {
+					p.lastParams = append(p.lastParams, paramInfo{first: int32(before), name: int32(p.p)})
+				}
 				p.next()
 			}
 		}
@@ -327,6 +336,17 @@ func (p *parser) params(named bool) (int, bool) {
 	}
 	p.accept(")")
 	return n, obj && n == 1
+}
+
+// finalParameters records the parameters just read of a method or
+// constructor with a body in a body of kind: checkstyle's FinalParameters
+// leaves out abstract and native methods (no body) and every method of an
+// interface.
+func (p *parser) finalParameters(kind int) {
+	if kind != bodyInterface && kind != bodyAnnotation {
+		p.finalParams = append(p.finalParams, p.lastParams...)
+	}
+	p.lastParams = p.lastParams[:0]
 }
 
 func (p *parser) throws() int {
