@@ -47,14 +47,19 @@ func (f *file) report(line, col int, code, msg string) {
 		return
 	}
 	d := linter.Diagnostic{Line: line, Column: col, Code: code, Message: msg}
-	// checkstyle keeps violations in a set: identical ones print once.
+	// checkstyle keeps violations in a set ordered by line, column and
+	// message (the module counts only when it has an id): identical ones
+	// print once, even from two modules. The first reported wins; passes
+	// run so that it is the one checkstyle prints (WhitespaceAround's
+	// "'if' is not followed by whitespace." over WhitespaceAfter's).
+	key := linter.Diagnostic{Line: line, Column: col, Message: msg}
 	if f.seen == nil {
 		f.seen = make(map[linter.Diagnostic]bool)
 	}
-	if f.seen[d] {
+	if f.seen[key] {
 		return
 	}
-	f.seen[d] = true
+	f.seen[key] = true
 	f.out = append(f.out, d)
 }
 
@@ -191,7 +196,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 	passes := []func(){
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
-		f.whitespaceAround, f.importChecks, f.namingChecks, f.blockChecks,
+		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
 		f.oneStatementPerLine, f.modifierOrder,
 	}
 	for _, pass := range passes {
@@ -354,6 +359,55 @@ func (f *file) whitespaceAround() {
 			if !javaSpace(r) {
 				f.reportTok(int32(i), WhitespaceAround, "'"+t.text+"' is not followed by whitespace.")
 			}
+		}
+	}
+}
+
+// whitespaceAfter is checkstyle's WhitespaceAfter at its default tokens:
+// commas, semicolons (not those of empty statements), casts and the
+// keywords if, else, while, do and for must be followed by white space,
+// the end of the line, ';' or ')'.
+func (f *file) whitespaceAfter() {
+	if !f.l.enabled[WhitespaceAfter] {
+		return
+	}
+	toks := f.lx.toks
+	empty := make(map[int32]bool, len(f.ps.emptyStmts))
+	for _, e := range f.ps.emptyStmts {
+		empty[e] = true
+	}
+	followed := func(t *token) bool {
+		ln := f.lines[t.line-1]
+		end := t.end()
+		if end >= ln.end {
+			return true
+		}
+		r, _ := utf8.DecodeRuneInString(f.src[end:ln.end])
+		return r == ';' || r == ')' || javaSpace(r)
+	}
+	for i := range toks {
+		t := &toks[i]
+		switch t.kind {
+		case tOp:
+			if t.text != "," && t.text != ";" || t.text == ";" && empty[int32(i)] {
+				continue
+			}
+		case tKeyword:
+			switch t.text {
+			case "if", "else", "while", "do", "for":
+			default:
+				continue
+			}
+		default:
+			continue
+		}
+		if !followed(t) {
+			f.reportTok(int32(i), WhitespaceAfter, "'"+t.text+"' is not followed by whitespace.")
+		}
+	}
+	for _, c := range f.ps.casts {
+		if !followed(&toks[c]) {
+			f.reportTok(c, WhitespaceAfter, "'typecast' is not followed by whitespace.")
 		}
 	}
 }
@@ -711,6 +765,11 @@ func (f *file) blockChecks() {
 	if f.l.enabled[FinalParameters] {
 		for _, pi := range f.ps.finalParams {
 			f.reportTok(pi.first, FinalParameters, "Parameter "+toks[pi.name].text+" should be final.")
+		}
+	}
+	if f.l.enabled[ArrayTypeStyle] {
+		for _, b := range f.ps.cArrays {
+			f.reportTok(b, ArrayTypeStyle, "Array brackets at illegal position.")
 		}
 	}
 	for _, b := range f.ps.emptyBlocks {

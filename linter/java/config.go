@@ -215,7 +215,7 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	delete(props, "id")
 	// known takes the property k when its value is want.
 	known := func(k, want string) {
-		if v, ok := props[k]; ok && strings.EqualFold(strings.TrimSpace(v), want) {
+		if v, ok := props[k]; ok && strings.EqualFold(strings.Join(strings.Fields(v), ""), strings.Join(strings.Fields(want), "")) {
 			delete(props, k)
 		}
 	}
@@ -292,6 +292,10 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	case FinalParameters:
 		known("ignorePrimitiveTypes", "false")
 		known("tokens", "METHOD_DEF, CTOR_DEF")
+	case WhitespaceAfter:
+		known("tokens", "COMMA, SEMI, TYPECAST, LITERAL_IF, LITERAL_ELSE, LITERAL_WHILE, LITERAL_DO, LITERAL_FOR, DO_WHILE")
+	case ArrayTypeStyle:
+		known("javaStyle", "true")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

@@ -125,10 +125,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 				p.recordEqualsHashCode(cls, mods, pos, name, typePos, nparams, objParam)
 			}
 		}
-		for p.at("[") && p.atIdx(p.p+1, "]") {
-			p.next()
-			p.next()
-		}
+		p.cDims()
 		throwsTok := p.throws()
 		var defTok = -1
 		if p.at("default") {
@@ -250,10 +247,15 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 		r.stmt = name
 		r.lastLine = p.cur().line
 		p.next()
+		last := -1
 		for p.at("[") && p.atIdx(p.p+1, "]") {
+			last = p.p
 			p.next()
 			r.lastLine = p.cur().line
 			p.next()
+		}
+		if last >= 0 {
+			p.cArrays = append(p.cArrays, int32(last))
 		}
 		if p.at("=") {
 			r.stmt = p.p
@@ -324,10 +326,7 @@ func (p *parser) params(named bool) (int, bool) {
 				p.next()
 			}
 		}
-		for p.at("[") && p.atIdx(p.p+1, "]") {
-			p.next()
-			p.next()
-		}
+		p.cDims()
 		n++
 		obj = tname == "Object" || tname == "java.lang.Object"
 		if !p.accept(",") && p.p == before {
@@ -347,6 +346,21 @@ func (p *parser) finalParameters(kind int) {
 		p.finalParams = append(p.finalParams, p.lastParams...)
 	}
 	p.lastParams = p.lastParams[:0]
+}
+
+// cDims skips the brackets after a name (int a[]) and records the last
+// '[': checkstyle's outermost ARRAY_DECLARATOR, where ArrayTypeStyle
+// reports.
+func (p *parser) cDims() {
+	last := -1
+	for p.at("[") && p.atIdx(p.p+1, "]") {
+		last = p.p
+		p.next()
+		p.next()
+	}
+	if last >= 0 {
+		p.cArrays = append(p.cArrays, int32(last))
+	}
 }
 
 func (p *parser) throws() int {

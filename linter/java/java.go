@@ -50,6 +50,8 @@ const (
 	FileLength                   = "FileLength"
 	FinalParameters              = "FinalParameters"
 	IllegalImport                = "IllegalImport"
+	WhitespaceAfter              = "WhitespaceAfter"
+	ArrayTypeStyle               = "ArrayTypeStyle"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -64,7 +66,7 @@ var defaultCodes = []string{
 
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
-var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport)
+var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -104,6 +104,8 @@ type parser struct {
 	mods        []modsInfo
 	multiVar    []multiVarDiag
 	equalsDiags []equalsDiag
+	casts       []int32     // the ')' of each cast
+	cArrays     []int32     // the last '[' of brackets after a name (ArrayTypeStyle)
 	lastParams  []paramInfo // the parameters params read last
 	finalParams []paramInfo // parameters FinalParameters reports
 
