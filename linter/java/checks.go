@@ -197,7 +197,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -409,6 +409,43 @@ func (f *file) whitespaceAfter() {
 		if !followed(&toks[c]) {
 			f.reportTok(c, WhitespaceAfter, "'typecast' is not followed by whitespace.")
 		}
+	}
+}
+
+// upperEll is checkstyle's UpperEll: a long literal ends in 'L', not 'l'.
+func (f *file) upperEll() {
+	if !f.l.enabled[UpperEll] {
+		return
+	}
+	for i := range f.lx.toks {
+		if t := &f.lx.toks[i]; t.kind == tNumber && strings.HasSuffix(t.text, "l") {
+			f.reportTok(int32(i), UpperEll, "Should use uppercase 'L'.")
+		}
+	}
+}
+
+// todoComments is checkstyle's TodoComment: a comment whose text (after
+// "//" or "/*") matches format, reported where that text starts.
+func (f *file) todoComments() {
+	if !f.l.enabled[TodoComment] {
+		return
+	}
+	format := "TODO:"
+	if f.l.todo != nil {
+		format = f.l.todoFormat
+	}
+	for _, c := range f.lx.comments {
+		text := f.src[c.off+2 : c.end]
+		if f.src[c.off+1] == '*' {
+			text = strings.TrimSuffix(text, "*/")
+		}
+		if f.l.todo == nil && !strings.Contains(text, "TODO:") || f.l.todo != nil && !f.l.todo.MatchString(text) {
+			continue
+		}
+		// The line holding the comment's start: the last line start at or
+		// before it.
+		line, _ := slices.BinarySearch(f.lx.lines, c.off+1)
+		f.report(line, f.column(int32(line), c.off+2), TodoComment, "Comment matches to-do format '"+format+"'.")
 	}
 }
 

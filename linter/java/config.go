@@ -119,6 +119,8 @@ type settings struct {
 	trailingMsg    string
 	processJavadoc bool
 	fileLengthMax  int
+	todo           *regexp.Regexp // TodoComment's format; nil for the default "TODO:"
+	todoFormat     string
 	names          map[string]namePattern // naming checks with their own format or message
 	excludeFile    []*regexp.Regexp
 	unsupported    []string
@@ -296,6 +298,17 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("tokens", "COMMA, SEMI, TYPECAST, LITERAL_IF, LITERAL_ELSE, LITERAL_WHILE, LITERAL_DO, LITERAL_FOR, DO_WHILE")
 	case ArrayTypeStyle:
 		known("javaStyle", "true")
+	case TodoComment:
+		if v, ok := props["format"]; ok {
+			if v != "TODO:" {
+				re, err := compileJava(v)
+				if err != nil {
+					return fmt.Errorf("%w: TodoComment: format: %v", ErrInvalidConfig, err)
+				}
+				s.todo, s.todoFormat = re, v
+			}
+			delete(props, "format")
+		}
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

@@ -11,8 +11,8 @@
 // checks and properties: linter.Config.Options[OptionConfig] holds its text
 // or the name of a built-in one, SunChecks or GoogleChecks (our renditions
 // of checkstyle's sun_checks.xml and google_checks.xml). There
-// FileLength, IllegalImport, FinalParameters, WhitespaceAfter and
-// ArrayTypeStyle are implemented too; modules, properties and messages the
+// FileLength, IllegalImport, FinalParameters, WhitespaceAfter,
+// ArrayTypeStyle, UpperEll and TodoComment are implemented too; modules, properties and messages the
 // configuration names that are not implemented are listed by
 // (*Linter).Unsupported and not run.
 //
