@@ -281,14 +281,14 @@ func (l LanguageConfig) validate(name string) error {
 }
 
 // RequireRunnable checks that every version has what the named provider
-// needs: an image for "docker", a command for "process".
+// needs: an image for "docker" and "kubernetes", a command for "process".
 func (c *Config) RequireRunnable(provider string) error {
 	for _, name := range slices.Sorted(maps.Keys(c.Languages)) {
 		for _, v := range slices.Sorted(maps.Keys(c.Languages[name].Versions)) {
 			s := c.Languages[name].Versions[v]
 			switch {
-			case provider == "docker" && s.Image == "":
-				return fmt.Errorf("%w: languages.%s.versions.%s has no image; -provider docker needs one", ErrInvalidConfig, name, v)
+			case (provider == "docker" || provider == "kubernetes") && s.Image == "":
+				return fmt.Errorf("%w: languages.%s.versions.%s has no image; -provider %s needs one", ErrInvalidConfig, name, v, provider)
 			case provider == "process" && s.Command == "":
 				return fmt.Errorf("%w: languages.%s.versions.%s has no command; -provider process needs one", ErrInvalidConfig, name, v)
 			}

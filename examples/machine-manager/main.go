@@ -1,5 +1,6 @@
 // Command machine-manager is the linter fleet's machine manager: it creates
-// linter machines (Docker containers or local processes), rolls new
+// linter machines (Docker containers, local processes, or Pods on
+// Kubernetes), rolls new
 // versions out step by step, and drives a remote load balancer through its
 // admin API.
 //
@@ -23,6 +24,14 @@
 // The explicit end of a fleet is
 //
 //	machine-manager teardown -config machine-manager.yaml -provider process
+//
+// With -provider kubernetes each machine is a Pod in -namespace (default:
+// the kubeconfig context's, or the manager's own Pod's), reached through
+// -kubeconfig, else $KUBECONFIG or ~/.kube/config, else the in-cluster
+// configuration of the manager's Pod (its service account needs get, list,
+// watch, create and delete on Pods, and get on pods/log). The manager must
+// reach Pod IPs: it runs in the cluster, or on a node. The chart in
+// deploy/linter-fleet runs it that way.
 package main
 
 import (
@@ -36,17 +45,22 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/balancer"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
+	"github.com/fleetkit/fleetkit/internal/kubeconfig"
 	"github.com/fleetkit/fleetkit/internal/secret"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/docker"
+	"github.com/fleetkit/fleetkit/machines/kubernetes"
 	"github.com/fleetkit/fleetkit/machines/process"
 	"github.com/fleetkit/fleetkit/rollout"
 )
@@ -73,11 +87,14 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.SetOutput(stderr)
 	var (
 		addr         = fs.String("addr", "127.0.0.1:5000", "listen address HOST:PORT of the API")
-		provider     = fs.String("provider", "docker", "what a machine is: docker (containers) or process (local processes)")
+		provider     = fs.String("provider", "docker", "what a machine is: docker (containers), process (local processes) or kubernetes (Pods)")
 		config       = fs.String("config", "", "configuration file, YAML or JSON (required)")
 		mgrName      = fs.String("name", rollout.DefaultName, "this manager's name: its machines are labelled with it, and a restarted manager with the same name finds them again")
 		verbose      = fs.Bool("v", false, "log debug messages (and, without a machines file, the machines' output)")
 		apiFile      = fs.String("secret-file", "", "file holding the API secret that every mutating call must carry in the X-Secret-Key header (default: $FLEETKIT_MANAGER_SECRET); required to listen beyond loopback. The balancer's secret is in the configuration (balancer.secret_file)")
+		kubeFile     = fs.String("kubeconfig", "", "-provider kubernetes: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster configuration)")
+		kubeContext  = fs.String("kube-context", "", "-provider kubernetes: the kubeconfig context (default: the current one)")
+		namespace    = fs.String("namespace", "", "-provider kubernetes: where the machines' Pods run (default: the context's namespace, or in a cluster the manager's own)")
 		machinesFile = fs.String("machines-file", "", "-provider process: where the machines are recorded (PIDs, start times), so that they outlive the manager and the next one adopts them (default: the configuration's state_file + \".machines\"; without either, machines stop with the manager)")
 	)
 	fs.Usage = func() {
@@ -160,8 +177,32 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 			return fmt.Errorf("-provider docker: %w", err)
 		}
 		mp = p
+	case "kubernetes":
+		restCfg, ns, err := kubeconfig.Load(*kubeFile, *kubeContext)
+		if err != nil {
+			return fmt.Errorf("-provider kubernetes: %w", err)
+		}
+		cs, err := clientset.NewForConfig(restCfg)
+		if err != nil {
+			return fmt.Errorf("-provider kubernetes: %w", err)
+		}
+		if *namespace != "" {
+			ns = *namespace
+		}
+		// One call before anything else: it fails fast when the API server
+		// is unreachable or the manager may not list Pods there (the
+		// provider's informer would retry for ever).
+		if err := canListPods(ctx, cs, ns); err != nil {
+			return fmt.Errorf("-provider kubernetes: %w", err)
+		}
+		p, err := kubernetes.New(cs, kubernetes.Options{Name: *mgrName, Namespace: ns, StopTimeout: cfg.RemoveTimeout})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		mp = p
 	default:
-		return fmt.Errorf("-provider %q: want docker or process", *provider)
+		return fmt.Errorf("-provider %q: want docker, process or kubernetes", *provider)
 	}
 
 	reg := prometheus.NewRegistry()
@@ -198,6 +239,16 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		ready(ln.Addr().String())
 	}
 	return g.Wait()
+}
+
+// canListPods lists one Pod of ns, within 30 seconds.
+func canListPods(ctx context.Context, cs clientset.Interface, ns string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return fmt.Errorf("listing the Pods of namespace %s: %w", ns, err)
+	}
+	return nil
 }
 
 // router is the remote balancer as the manager sees it: *balancer.Client

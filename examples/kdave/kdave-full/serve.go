@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,12 +17,12 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fleetkit/fleetkit/deprecation"
 	"github.com/fleetkit/fleetkit/deprecation/helm"
 	"github.com/fleetkit/fleetkit/examples/kdave/internal/cli"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
+	"github.com/fleetkit/fleetkit/internal/kubeconfig"
 )
 
 const serveUsage = `usage: kdave serve [flags]
@@ -126,27 +124,12 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	return cfg, nil
 }
 
-// restConfig loads the client configuration: the kubeconfig file named,
+// restConfig loads the client configuration (kubeconfig.Load): the file named,
 // else $KUBECONFIG or ~/.kube/config, else the in-cluster configuration;
 // kubeContext picks a context of the kubeconfig ("" the current one).
-func restConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	if kubeconfig == "" && kubeContext == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
-		if _, err := os.Stat(clientcmd.RecommendedHomeFile); err != nil {
-			cfg, err := rest.InClusterConfig()
-			if err != nil {
-				return nil, fmt.Errorf("no kubeconfig (-kubeconfig, $KUBECONFIG, %s) and not in a cluster: %w",
-					filepath.Join("~", clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName), err)
-			}
-			return cfg, nil
-		}
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return cfg, nil
+func restConfig(path, kubeContext string) (*rest.Config, error) {
+	cfg, _, err := kubeconfig.Load(path, kubeContext)
+	return cfg, err
 }
 
 // exporter is the serve command's wiring: a cache of scans of the
