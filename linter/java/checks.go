@@ -47,14 +47,19 @@ func (f *file) report(line, col int, code, msg string) {
 		return
 	}
 	d := linter.Diagnostic{Line: line, Column: col, Code: code, Message: msg}
-	// checkstyle keeps violations in a set: identical ones print once.
+	// checkstyle keeps violations in a set ordered by line, column and
+	// message (the module counts only when it has an id): identical ones
+	// print once, even from two modules. The first reported wins; passes
+	// run so that it is the one checkstyle prints (WhitespaceAround's
+	// "'if' is not followed by whitespace." over WhitespaceAfter's).
+	key := linter.Diagnostic{Line: line, Column: col, Message: msg}
 	if f.seen == nil {
 		f.seen = make(map[linter.Diagnostic]bool)
 	}
-	if f.seen[d] {
+	if f.seen[key] {
 		return
 	}
-	f.seen[d] = true
+	f.seen[key] = true
 	f.out = append(f.out, d)
 }
 
@@ -191,8 +196,8 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 	passes := []func(){
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
-		f.whitespaceAround, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder,
+		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -358,6 +363,92 @@ func (f *file) whitespaceAround() {
 	}
 }
 
+// whitespaceAfter is checkstyle's WhitespaceAfter at its default tokens:
+// commas, semicolons (not those of empty statements), casts and the
+// keywords if, else, while, do and for must be followed by white space,
+// the end of the line, ';' or ')'.
+func (f *file) whitespaceAfter() {
+	if !f.l.enabled[WhitespaceAfter] {
+		return
+	}
+	toks := f.lx.toks
+	empty := make(map[int32]bool, len(f.ps.emptyStmts))
+	for _, e := range f.ps.emptyStmts {
+		empty[e] = true
+	}
+	followed := func(t *token) bool {
+		ln := f.lines[t.line-1]
+		end := t.end()
+		if end >= ln.end {
+			return true
+		}
+		r, _ := utf8.DecodeRuneInString(f.src[end:ln.end])
+		return r == ';' || r == ')' || javaSpace(r)
+	}
+	for i := range toks {
+		t := &toks[i]
+		switch t.kind {
+		case tOp:
+			if t.text != "," && t.text != ";" || t.text == ";" && empty[int32(i)] {
+				continue
+			}
+		case tKeyword:
+			switch t.text {
+			case "if", "else", "while", "do", "for":
+			default:
+				continue
+			}
+		default:
+			continue
+		}
+		if !followed(t) {
+			f.reportTok(int32(i), WhitespaceAfter, "'"+t.text+"' is not followed by whitespace.")
+		}
+	}
+	for _, c := range f.ps.casts {
+		if !followed(&toks[c]) {
+			f.reportTok(c, WhitespaceAfter, "'typecast' is not followed by whitespace.")
+		}
+	}
+}
+
+// upperEll is checkstyle's UpperEll: a long literal ends in 'L', not 'l'.
+func (f *file) upperEll() {
+	if !f.l.enabled[UpperEll] {
+		return
+	}
+	for i := range f.lx.toks {
+		if t := &f.lx.toks[i]; t.kind == tNumber && strings.HasSuffix(t.text, "l") {
+			f.reportTok(int32(i), UpperEll, "Should use uppercase 'L'.")
+		}
+	}
+}
+
+// todoComments is checkstyle's TodoComment: a comment whose text (after
+// "//" or "/*") matches format, reported where that text starts.
+func (f *file) todoComments() {
+	if !f.l.enabled[TodoComment] {
+		return
+	}
+	format := "TODO:"
+	if f.l.todo != nil {
+		format = f.l.todoFormat
+	}
+	for _, c := range f.lx.comments {
+		text := f.src[c.off+2 : c.end]
+		if f.src[c.off+1] == '*' {
+			text = strings.TrimSuffix(text, "*/")
+		}
+		if f.l.todo == nil && !strings.Contains(text, "TODO:") || f.l.todo != nil && !f.l.todo.MatchString(text) {
+			continue
+		}
+		// The line holding the comment's start: the last line start at or
+		// before it.
+		line, _ := slices.BinarySearch(f.lx.lines, c.off+1)
+		f.report(line, f.column(int32(line), c.off+2), TodoComment, "Comment matches to-do format '"+format+"'.")
+	}
+}
+
 // --- imports ---
 
 func (f *file) importChecks() {
@@ -366,6 +457,10 @@ func (f *file) importChecks() {
 		return
 	}
 	for _, imp := range ps.imports {
+		// IllegalImport's default illegalPkgs: sun and its subpackages.
+		if f.l.enabled[IllegalImport] && strings.HasPrefix(imp.name, "sun.") {
+			f.reportTok(imp.kw, IllegalImport, "Illegal import - "+imp.name+".")
+		}
 		if imp.star && f.l.enabled[AvoidStarImport] {
 			f.reportTok(imp.lastDot, AvoidStarImport, "Using the '.*' form of import should be avoided - "+imp.name+".")
 		}
@@ -703,6 +798,16 @@ func (f *file) blockChecks() {
 	toks := f.lx.toks
 	for _, kw := range f.ps.needBraces {
 		f.reportTok(kw, NeedBraces, "'"+toks[kw].text+"' construct must use '{}'s.")
+	}
+	if f.l.enabled[FinalParameters] {
+		for _, pi := range f.ps.finalParams {
+			f.reportTok(pi.first, FinalParameters, "Parameter "+toks[pi.name].text+" should be final.")
+		}
+	}
+	if f.l.enabled[ArrayTypeStyle] {
+		for _, b := range f.ps.cArrays {
+			f.reportTok(b, ArrayTypeStyle, "Array brackets at illegal position.")
+		}
 	}
 	for _, b := range f.ps.emptyBlocks {
 		f.reportTok(b, EmptyBlock, "Must have at least one statement.")

@@ -119,6 +119,8 @@ type settings struct {
 	trailingMsg    string
 	processJavadoc bool
 	fileLengthMax  int
+	todo           *regexp.Regexp // TodoComment's format; nil for the default "TODO:"
+	todoFormat     string
 	names          map[string]namePattern // naming checks with their own format or message
 	excludeFile    []*regexp.Regexp
 	unsupported    []string
@@ -215,7 +217,7 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	delete(props, "id")
 	// known takes the property k when its value is want.
 	known := func(k, want string) {
-		if v, ok := props[k]; ok && strings.EqualFold(strings.TrimSpace(v), want) {
+		if v, ok := props[k]; ok && strings.EqualFold(strings.Join(strings.Fields(v), ""), strings.Join(strings.Fields(want), "")) {
 			delete(props, k)
 		}
 	}
@@ -289,6 +291,28 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		if err := intProp(props, code, "max", &s.fileLengthMax); err != nil {
 			return err
 		}
+	case FinalParameters:
+		known("ignorePrimitiveTypes", "false")
+		known("tokens", "METHOD_DEF, CTOR_DEF")
+	case WhitespaceAfter:
+		known("tokens", "COMMA, SEMI, TYPECAST, LITERAL_IF, LITERAL_ELSE, LITERAL_WHILE, LITERAL_DO, LITERAL_FOR, DO_WHILE")
+	case ArrayTypeStyle:
+		known("javaStyle", "true")
+	case TodoComment:
+		if v, ok := props["format"]; ok {
+			if v != "TODO:" {
+				re, err := compileJava(v)
+				if err != nil {
+					return fmt.Errorf("%w: TodoComment: format: %v", ErrInvalidConfig, err)
+				}
+				s.todo, s.todoFormat = re, v
+			}
+			delete(props, "format")
+		}
+	case IllegalImport:
+		known("illegalPkgs", "sun")
+		known("illegalClasses", "")
+		known("regexp", "false")
 	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName:
 		np := namePattern{}
 		if v, ok := props["format"]; ok {

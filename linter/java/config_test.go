@@ -23,7 +23,7 @@ func TestBuiltinConfigs(t *testing.T) {
 	}
 	assert.False(t, sun.enabled[OneStatementPerLine], "sun_checks has no OneStatementPerLine")
 	assert.False(t, sun.processJavadoc, "sun_checks sets UnusedImports processJavadoc=false")
-	assert.Contains(t, sun.Unsupported(), "module FinalParameters is not implemented")
+	assert.Contains(t, sun.Unsupported(), "module MagicNumber is not implemented")
 	assert.Contains(t, sun.Unsupported(), "module JavadocPackage is not implemented")
 	seen := map[string]bool{}
 	for _, u := range sun.Unsupported() {
@@ -97,4 +97,16 @@ func TestMessageFormat(t *testing.T) {
 	assert.Equal(t, "Name 'x' must match '^a$'.", messageFormat("Name ''{0}'' must match ''{1}''.", "x", "^a$"))
 	assert.Equal(t, "quoted {0} and x", messageFormat("quoted '{0}' and {0}", "x"))
 	assert.Equal(t, "{9} {", messageFormat("{9} {", "x"))
+}
+
+// TestSameMessageTwoModules: checkstyle prints a message once per
+// position even when two modules report it; for `if(` under sun_checks
+// that is WhitespaceAround's, not WhitespaceAfter's.
+func TestSameMessageTwoModules(t *testing.T) {
+	code := "class K {\n    void f(int x) {\n        if(x > 0) { x++; }\n    }\n}\n"
+	cfg := withConfig(SunChecks)
+	cfg.Select = []string{"WhitespaceA"}
+	assert.Equal(t, []linter.Diagnostic{{Line: 3, Column: 9, Code: WhitespaceAround, Message: "'if' is not followed by whitespace."}}, lint(t, cfg, code))
+	cfg.Select = []string{WhitespaceAfter}
+	assert.Equal(t, []linter.Diagnostic{{Line: 3, Column: 9, Code: WhitespaceAfter, Message: "'if' is not followed by whitespace."}}, lint(t, cfg, code))
 }

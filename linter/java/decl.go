@@ -75,11 +75,13 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		}
 		p.defs = append(p.defs, int32(pos))
 		p.next()
+		p.lastParams = p.lastParams[:0]
 		if p.at("(") {
 			p.params(true)
 		}
 		p.throws()
 		if p.at("{") {
+			p.finalParameters(kind)
 			p.codeDepth++
 			p.block(blockNormal)
 			p.codeDepth--
@@ -113,6 +115,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.toks[name].flags |= fNotRef
 		p.next()
 		override := hasOverride(p, mods)
+		p.lastParams = p.lastParams[:0]
 		if kind == bodyAnnotation {
 			p.params(false)
 		} else {
@@ -122,10 +125,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 				p.recordEqualsHashCode(cls, mods, pos, name, typePos, nparams, objParam)
 			}
 		}
-		for p.at("[") && p.atIdx(p.p+1, "]") {
-			p.next()
-			p.next()
-		}
+		p.cDims()
 		throwsTok := p.throws()
 		var defTok = -1
 		if p.at("default") {
@@ -134,6 +134,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.elementValue()
 		}
 		if p.at("{") {
+			p.finalParameters(kind)
 			p.codeDepth++
 			p.block(blockNormal)
 			p.codeDepth--
@@ -246,10 +247,15 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 		r.stmt = name
 		r.lastLine = p.cur().line
 		p.next()
+		last := -1
 		for p.at("[") && p.atIdx(p.p+1, "]") {
+			last = p.p
 			p.next()
 			r.lastLine = p.cur().line
 			p.next()
+		}
+		if last >= 0 {
+			p.cArrays = append(p.cArrays, int32(last))
 		}
 		if p.at("=") {
 			r.stmt = p.p
@@ -292,9 +298,11 @@ func (p *parser) params(named bool) (int, bool) {
 	p.next() // '('
 	n := 0
 	obj := false
+	p.lastParams = p.lastParams[:0]
 	for !p.eof() && !p.at(")") {
 		before := p.p
 		mods := p.modifiers()
+		final := p.hasMod(mods, "final")
 		mods.annOK = true
 		p.mods = append(p.mods, mods)
 		tstart := p.p
@@ -312,13 +320,13 @@ func (p *parser) params(named bool) (int, bool) {
 				if named {
 					p.decls = append(p.decls, decl{kind: declParam, name: int32(p.p)})
 				}
+				if !final {
+					p.lastParams = append(p.lastParams, paramInfo{first: int32(before), name: int32(p.p)})
+				}
 				p.next()
 			}
 		}
-		for p.at("[") && p.atIdx(p.p+1, "]") {
-			p.next()
-			p.next()
-		}
+		p.cDims()
 		n++
 		obj = tname == "Object" || tname == "java.lang.Object"
 		if !p.accept(",") && p.p == before {
@@ -327,6 +335,32 @@ func (p *parser) params(named bool) (int, bool) {
 	}
 	p.accept(")")
 	return n, obj && n == 1
+}
+
+// finalParameters records the parameters just read of a method or
+// constructor with a body in a body of kind: checkstyle's FinalParameters
+// leaves out abstract and native methods (no body) and every method of an
+// interface.
+func (p *parser) finalParameters(kind int) {
+	if kind != bodyInterface && kind != bodyAnnotation {
+		p.finalParams = append(p.finalParams, p.lastParams...)
+	}
+	p.lastParams = p.lastParams[:0]
+}
+
+// cDims skips the brackets after a name (int a[]) and records the last
+// '[': checkstyle's outermost ARRAY_DECLARATOR, where ArrayTypeStyle
+// reports.
+func (p *parser) cDims() {
+	last := -1
+	for p.at("[") && p.atIdx(p.p+1, "]") {
+		last = p.p
+		p.next()
+		p.next()
+	}
+	if last >= 0 {
+		p.cArrays = append(p.cArrays, int32(last))
+	}
 }
 
 func (p *parser) throws() int {

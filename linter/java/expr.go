@@ -125,6 +125,9 @@ func (p *parser) unary() int {
 					p.next()
 					p.typ()
 				}
+				if p.at(")") {
+					p.casts = append(p.casts, int32(p.p))
+				}
 				p.accept(")")
 				p.unary()
 				return op
@@ -209,10 +212,7 @@ func (p *parser) lambda() int {
 				if p.isIdent(p.p) {
 					p.next()
 				}
-				for p.at("[") && p.atIdx(p.p+1, "]") {
-					p.next()
-					p.next()
-				}
+				p.cDims()
 			}
 			if !p.accept(",") && p.p == before {
 				p.next()

@@ -48,6 +48,12 @@ const (
 	ModifierOrder                = "ModifierOrder"
 	NewlineAtEndOfFile           = "NewlineAtEndOfFile"
 	FileLength                   = "FileLength"
+	FinalParameters              = "FinalParameters"
+	IllegalImport                = "IllegalImport"
+	WhitespaceAfter              = "WhitespaceAfter"
+	ArrayTypeStyle               = "ArrayTypeStyle"
+	UpperEll                     = "UpperEll"
+	TodoComment                  = "TodoComment"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -62,7 +68,7 @@ var defaultCodes = []string{
 
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
-var codes = append(slices.Clip(defaultCodes), FileLength)
+var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

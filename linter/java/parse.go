@@ -104,11 +104,20 @@ type parser struct {
 	mods        []modsInfo
 	multiVar    []multiVarDiag
 	equalsDiags []equalsDiag
+	casts       []int32     // the ')' of each cast
+	cArrays     []int32     // the last '[' of brackets after a name (ArrayTypeStyle)
+	lastParams  []paramInfo // the parameters params read last
+	finalParams []paramInfo // parameters FinalParameters reports
 
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
 	codeDepth int      // >0 inside a method, constructor, initializer or lambda
 	noLambda  int      // >0 while parsing case labels, where '->' ends the label
+}
+
+// paramInfo is a formal parameter without the final modifier.
+type paramInfo struct {
+	first, name int32 // its first token (annotation, modifier or type) and its name
 }
 
 type multiVarDiag struct {
