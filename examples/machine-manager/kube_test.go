@@ -61,7 +61,7 @@ func TestKubernetesProvider(t *testing.T) {
 	cfg := filepath.Join(dir, "mm.yaml")
 	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `
 health: {interval: 200ms}
-remove_timeout: 2s
+remove_timeout: 30s
 state_file: %s
 balancer: {address: %q, secret: s3cret}
 languages:
