@@ -36,9 +36,6 @@ type Harness struct {
 	// machines of an old one (docker, kubernetes) or not (process: they are
 	// the old value's children and stop with it).
 	Adopts bool
-	// Skip names cases the provider is known to fail, with why: they are
-	// skipped with that reason (a bug to fix, never a way to pass).
-	Skip map[string]string
 }
 
 // RunConformance runs the provider conformance suite: create, health,
@@ -72,9 +69,6 @@ func RunConformance(t *testing.T, h Harness) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if why, ok := h.Skip[tt.name]; ok {
-				t.Skip("known failure of this provider: " + why)
-			}
 			s := &suite{h: h, name: "conf-" + run + "-" + string(rune('a'+i))}
 			tt.fn(t, s)
 		})
