@@ -786,6 +786,10 @@ func (m *Manager) Kick(lang string) {
 // onHealth is the checker's Notify: a machine that turned unhealthy is
 // recorded and its language reconciled (taken out of the router).
 func (m *Manager) onHealth(ev health.Event) {
+	if ev.Paused > 0 {
+		m.log.Info("health check timed out while the manager was paused; not counted", "id", ev.Target.ID, "pause", ev.Paused)
+		return
+	}
 	if ev.State == health.Healthy {
 		m.mu.Lock()
 		if _, ok := m.owners[ev.Target.ID]; ok {

@@ -5,6 +5,12 @@
 // ("unhealthy machines are assumed to stay unhealthy"): the target is not
 // checked again until it is added again.
 //
+// A timeout counts only when the checker itself could run: a check that
+// timed out while this process was paused (its host's CPUs taken, by other
+// processes or by its own load, for over a quarter of Timeout) is not
+// counted, and its Event says so (Event.Paused). Otherwise whoever can
+// load the checker's host could get a healthy fleet marked unhealthy.
+//
 // Each check's result is an Event, given to Options.Notify; Event.Changed
 // marks the transitions (Unknown→Healthy, →Unhealthy). Status.Info
 // decodes a linter's health answer (version, language, requestCount).

@@ -103,6 +103,10 @@ type Event struct {
 	Status
 	// Changed says the check moved the target to a new State.
 	Changed bool
+	// Paused, when set, is how long this process could not run during a
+	// check that timed out: the timeout says nothing of the target, so it
+	// was not counted and Status is as before the check.
+	Paused time.Duration
 }
 
 // Checker polls the health endpoint of a set of targets.
@@ -114,6 +118,9 @@ type Checker struct {
 	opts   Options
 	client *http.Client
 	kick   chan struct{}
+	// watch measures this process's pauses during a pass; a test may
+	// replace it.
+	watch func(every time.Duration) (stop func() time.Duration)
 
 	// passMu serialises passes (Run and Check).
 	passMu sync.Mutex
@@ -154,6 +161,7 @@ func New(opts Options) (*Checker, error) {
 		opts:    opts,
 		client:  client,
 		kick:    make(chan struct{}, 1),
+		watch:   watchPauses,
 		targets: make(map[string]*entry),
 	}, nil
 }
@@ -276,6 +284,7 @@ func (c *Checker) pass(ctx context.Context, onlyNew bool) []Event {
 		return nil
 	}
 
+	stopWatch := c.watch(c.opts.Timeout / 16)
 	var g errgroup.Group
 	g.SetLimit(c.opts.Concurrency)
 	for _, j := range jobs {
@@ -286,6 +295,7 @@ func (c *Checker) pass(ctx context.Context, onlyNew bool) []Event {
 		})
 	}
 	_ = g.Wait()
+	pause := stopWatch()
 	if ctx.Err() != nil {
 		// Failures caused by our own cancellation say nothing of the targets.
 		return nil
@@ -297,6 +307,12 @@ func (c *Checker) pass(ctx context.Context, onlyNew bool) []Event {
 		e, ok := c.targets[j.target.ID]
 		if !ok || e.gen != j.gen {
 			continue // removed or re-added while being checked
+		}
+		if pause > c.opts.Timeout/4 && isTimeout(j.err) {
+			// This process stalled for a good part of the timeout: the
+			// check is not counted (see pause.go).
+			events = append(events, Event{Status: e.status, Paused: pause})
+			continue
 		}
 		before := e.status.State
 		s := &e.status
