@@ -117,7 +117,13 @@ func (c *cluster) start(name string) *replica {
 	c.mu.Lock()
 	c.replicas[name] = r
 	c.mu.Unlock()
-	t.Cleanup(func() { r.terminate(t) })
+	t.Cleanup(func() {
+		r.terminate(t)
+		if t.Failed() {
+			log, _ := os.ReadFile(logf.Name())
+			t.Logf("replica %s's log:\n%s", name, log)
+		}
+	})
 	return r
 }
 
@@ -349,10 +355,24 @@ func (c *cluster) settled(ids []string) {
 func (c *cluster) gone() {
 	t := c.t
 	t.Helper()
-	require.Eventually(t, func() bool {
+	var last string
+	ok := assert.Eventually(t, func() bool {
 		insts := c.instances()
-		return insts != nil && len(insts) == 0 && len(instanceProcs(t)) == 0
-	}, failoverWait, 50*time.Millisecond, "every instance deleted and every process gone")
+		procs := instanceProcs(t)
+		last = fmt.Sprintf("%d instances listed, processes of %d instances run", len(insts), len(procs))
+		for id, inst := range insts {
+			last += fmt.Sprintf("; %s is %v", id, inst["status"])
+			break
+		}
+		for id, pids := range procs {
+			last += fmt.Sprintf("; %s runs as %v", id, pids)
+			break
+		}
+		return insts != nil && len(insts) == 0 && len(procs) == 0
+	}, failoverWait, 50*time.Millisecond)
+	if !ok {
+		t.Fatalf("not every instance deleted and every process gone: %s", last)
+	}
 }
 
 // deleteAll deletes ids round-robin over the live replicas; every delete
