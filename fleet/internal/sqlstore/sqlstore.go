@@ -68,8 +68,20 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	return s, nil
 }
 
-// DB returns the underlying database handle.
-func (s *Store) DB() *sql.DB { return s.db }
+// Of returns the SQL store under st (a fleet/sqlite or fleet/postgres
+// Store, which embed it), for this package's tests.
+func Of(st fleet.Store) (*Store, bool) {
+	u, ok := st.(interface{ self() *Store })
+	if !ok {
+		return nil, false
+	}
+	return u.self(), true
+}
+
+func (s *Store) self() *Store { return s }
+
+// DB returns the database handle of s (for tests).
+func DB(s *Store) *sql.DB { return s.db }
 
 // Close stops the group commit, then closes the prepared statements and
 // the database handle.
@@ -264,7 +276,7 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // Version returns the schema version applied.
-func (s *Store) Version(ctx context.Context) (int, error) {
+func Version(ctx context.Context, s *Store) (int, error) {
 	var v int
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
@@ -829,7 +841,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l fleet.Lease) error {
 
 // Truncate deletes every row of every table but keeps the schema: what
 // integration tests do between tests instead of re-migrating.
-func (s *Store) Truncate(ctx context.Context) error {
+func Truncate(ctx context.Context, s *Store) error {
 	for _, t := range []string{"instances", "clusters", "leases"} {
 		if _, err := s.db.ExecContext(ctx, `DELETE FROM `+t); err != nil {
 			return fmt.Errorf("%s: truncate %s: %w", s.d.Name, t, err)
