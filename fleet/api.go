@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/search"
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
@@ -76,9 +78,10 @@ func (s *Service) errorBody(code int, reason string) errorBody {
 // writeError maps every error to the original's error body, in one place.
 func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
+	var se *search.Error
 	switch {
 	case errors.As(err, &ae):
-	case errors.Is(err, ErrUnauthenticated):
+	case errors.Is(err, auth.ErrUnauthenticated):
 		ae = &apiError{code: 15}
 	case errors.Is(err, ErrNotFound):
 		ae = &apiError{code: 7}
@@ -90,8 +93,8 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		ae = &apiError{code: 120}
 	case errors.Is(err, ErrDenied):
 		ae = &apiError{code: 4}
-	case errors.Is(err, ErrBadSearch):
-		ae = &apiError{code: 23, reason: "Failed to parse search query: " + strings.TrimPrefix(err.Error(), "fleet: bad search: ")}
+	case errors.As(err, &se):
+		ae = &apiError{code: 23, reason: "Failed to parse search query: " + se.Reason}
 	case errors.Is(err, ErrNoCapacity):
 		ae = &apiError{code: 24}
 	case errors.Is(err, ErrInvalid):
@@ -119,7 +122,7 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 type route struct {
 	method, pattern string
 	auth            bool
-	h               func(w http.ResponseWriter, r *http.Request, p Principal) error
+	h               func(w http.ResponseWriter, r *http.Request, p auth.Principal) error
 }
 
 func (s *Service) apiRoutes() []route {
@@ -205,14 +208,14 @@ func (s *Service) routes() http.Handler {
 				s.writeError(w, r, &apiError{code: 10})
 				return
 			}
-			var p Principal
+			var p auth.Principal
 			if rt.auth {
 				var err error
 				if p, err = s.opts.Auth.Authenticate(r); err != nil {
 					s.writeError(w, r, err)
 					return
 				}
-				r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+				r = r.WithContext(auth.NewContext(r.Context(), p))
 			}
 			if err := rt.h(w, r, p); err != nil {
 				s.writeError(w, r, err)
@@ -253,7 +256,7 @@ func (s *Service) instanceJSON(i Instance) map[string]any {
 	return m
 }
 
-func visible(p Principal, i Instance) bool {
+func visible(p auth.Principal, i Instance) bool {
 	if i.DeletedAt != nil {
 		return false
 	}
@@ -271,7 +274,7 @@ type createRequest struct {
 	MultiAZ       *bool  `json:"multi_az"`
 }
 
-func (s *Service) create(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Service) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if r.URL.Query().Get("async") != "true" {
 		return &apiError{code: 103}
 	}
@@ -296,7 +299,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, p Principal) er
 	return nil
 }
 
-func (s *Service) validate(req createRequest, p Principal) (Instance, error) {
+func (s *Service) validate(req createRequest, p auth.Principal) (Instance, error) {
 	switch {
 	case req.Name == "":
 		return Instance{}, apiErr(33, "name is required")
@@ -355,10 +358,10 @@ func (s *Service) checkRegionLimit(ctx context.Context, inst Instance) error {
 		if r.ID != inst.Region || !ok {
 			continue
 		}
-		_, n, err := s.st.ListInstances(ctx, Query{Kind: s.kind.Name, Size: -1, Search: And{
-			Cond{Field: "region", Op: OpEq, Values: []string{inst.Region}},
-			Cond{Field: "cloud_provider", Op: OpEq, Values: []string{inst.CloudProvider}},
-			Cond{Field: "instance_type", Op: OpEq, Values: []string{inst.InstanceType}},
+		_, n, err := s.st.ListInstances(ctx, Query{Kind: s.kind.Name, Size: -1, Search: search.And{
+			search.Cond{Field: "region", Op: search.OpEq, Values: []string{inst.Region}},
+			search.Cond{Field: "cloud_provider", Op: search.OpEq, Values: []string{inst.CloudProvider}},
+			search.Cond{Field: "instance_type", Op: search.OpEq, Values: []string{inst.InstanceType}},
 		}})
 		if err != nil {
 			return err
@@ -382,7 +385,7 @@ func (s *Service) insert(ctx context.Context, inst Instance) error {
 	})
 }
 
-func (s *Service) get(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Service) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	inst, err := s.visibleInstance(r.Context(), r.PathValue("id"), p)
 	if err != nil {
 		return err
@@ -391,7 +394,7 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request, p Principal) error
 	return nil
 }
 
-func (s *Service) visibleInstance(ctx context.Context, id string, p Principal) (Instance, error) {
+func (s *Service) visibleInstance(ctx context.Context, id string, p auth.Principal) (Instance, error) {
 	inst, err := s.st.GetInstance(ctx, id)
 	if err == nil && (inst.Kind != s.kind.Name || !visible(p, inst)) {
 		err = ErrNotFound
@@ -402,7 +405,7 @@ func (s *Service) visibleInstance(ctx context.Context, id string, p Principal) (
 	return inst, err
 }
 
-func (s *Service) list(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Service) list(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	q, err := s.parseListQuery(r)
 	if err != nil {
 		return err
@@ -459,7 +462,7 @@ func (s *Service) parseListQuery(r *http.Request) (Query, error) {
 		}
 	}
 	if sv := v.Get("search"); strings.TrimSpace(sv) != "" {
-		e, err := ParseSearch(sv)
+		e, err := search.Parse(sv)
 		if err != nil {
 			return q, err
 		}
@@ -468,7 +471,7 @@ func (s *Service) parseListQuery(r *http.Request) (Query, error) {
 	return q, nil
 }
 
-func (s *Service) delete(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Service) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if r.URL.Query().Get("async") != "true" {
 		return &apiError{code: 103}
 	}
@@ -493,7 +496,7 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request, p Principal) er
 	return nil
 }
 
-func (s *Service) cloudProviders(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+func (s *Service) cloudProviders(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
 	items := make([]map[string]any, 0, len(s.opts.CloudProviders))
 	for _, p := range s.opts.CloudProviders {
 		items = append(items, map[string]any{"kind": "CloudProvider", "id": p.ID, "name": p.ID, "display_name": p.DisplayName, "enabled": true})
@@ -502,7 +505,7 @@ func (s *Service) cloudProviders(w http.ResponseWriter, _ *http.Request, _ Princ
 	return nil
 }
 
-func (s *Service) regions(w http.ResponseWriter, r *http.Request, _ Principal) error {
+func (s *Service) regions(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
 	cp, ok := s.provider(r.PathValue("id"))
 	if !ok {
 		return apiErr(7, "cloud provider %q not found", r.PathValue("id"))
@@ -516,7 +519,7 @@ func (s *Service) regions(w http.ResponseWriter, r *http.Request, _ Principal) e
 	return nil
 }
 
-func (s *Service) errorsList(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+func (s *Service) errorsList(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
 	cat := errorCatalogue(s.kind)
 	codes := make([]int, 0, len(cat))
 	for c := range cat {
@@ -531,7 +534,7 @@ func (s *Service) errorsList(w http.ResponseWriter, _ *http.Request, _ Principal
 	return nil
 }
 
-func (s *Service) errorGet(w http.ResponseWriter, r *http.Request, _ Principal) error {
+func (s *Service) errorGet(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
 	code, err := strconv.Atoi(r.PathValue("id"))
 	def, ok := errorCatalogue(s.kind)[code]
 	if err != nil || !ok {
@@ -541,7 +544,7 @@ func (s *Service) errorGet(w http.ResponseWriter, r *http.Request, _ Principal) 
 	return nil
 }
 
-func (s *Service) openapiDoc(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+func (s *Service) openapiDoc(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(s.openapi)
 	return nil

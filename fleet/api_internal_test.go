@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet/auth"
 )
 
 // nopStore is never called: the requests below stop at authentication or
@@ -19,7 +21,7 @@ type nopStore struct{ Store }
 func TestOpenAPIMatchesHandler(t *testing.T) {
 	for _, kind := range []Kind{Dinosaur, Kafka, {Name: "unicorn"}} {
 		t.Run(kind.Name, func(t *testing.T) {
-			deny := AuthenticatorFunc(func(*http.Request) (Principal, error) { return Principal{}, ErrUnauthenticated })
+			deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
 			s, err := New(nopStore{}, Options{Kind: kind, Auth: deny})
 			require.NoError(t, err)
 			kind = s.Kind()
@@ -70,7 +72,7 @@ func TestOpenAPIMatchesHandler(t *testing.T) {
 }
 
 func TestInstanceJSONHostField(t *testing.T) {
-	deny := AuthenticatorFunc(func(*http.Request) (Principal, error) { return Principal{}, ErrUnauthenticated })
+	deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
 	for kind, field := range map[string]string{"dinosaur": "host", "kafka": "bootstrap_server_host"} {
 		k, _ := Kind{Name: kind}.Normalize()
 		s, err := New(nopStore{}, Options{Kind: k, Auth: deny})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
 
@@ -52,10 +53,10 @@ func TestClusterLifecycle(t *testing.T) {
 	st := memStore(t)
 	p := &slowProvider{}
 	var terraformed atomic.Int32
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: []byte("s")})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: []byte("s")})
 	require.NoError(t, err)
 	svc, err := fleet.New(st, fleet.Options{
-		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
+		Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
 		Terraform: []fleet.TerraformStep{func(context.Context, fleet.Cluster) (bool, error) {
 			return terraformed.Add(1) > 1, nil // done on the second pass
 		}},
@@ -97,9 +98,9 @@ func (*failingProvider) Create(context.Context, fleet.Cluster) error {
 
 func TestClusterProviderTerminalError(t *testing.T) {
 	st := memStore(t)
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: []byte("s")})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: []byte("s")})
 	require.NoError(t, err)
-	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(),
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(),
 		ClusterProvider: &failingProvider{}, Interval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -33,8 +33,6 @@ var (
 	ErrLeaseHeld = errors.New("fleet: lease held by another replica")
 	// ErrInvalid wraps every validation failure of a request or a value.
 	ErrInvalid = errors.New("fleet: invalid")
-	// ErrBadSearch wraps every reason a search expression is refused.
-	ErrBadSearch = errors.New("fleet: bad search")
 	// ErrNoCapacity means no cluster can take the instance now.
 	ErrNoCapacity = errors.New("fleet: no cluster has capacity")
 	// ErrMaxInstances means the owner or organisation reached its maximum
@@ -44,8 +42,6 @@ var (
 	ErrInsufficientQuota = errors.New("fleet: insufficient quota")
 	// ErrDenied means the owner or organisation is on the deny list.
 	ErrDenied = errors.New("fleet: denied")
-	// ErrUnauthenticated means the request carries no valid bearer token.
-	ErrUnauthenticated = errors.New("fleet: not authenticated")
 )
 
 // ConflictError is returned by a compare-and-swap update that lost: the row

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 )
 
 // series counts the metric series reg holds.
@@ -34,7 +35,7 @@ func series(t *testing.T, reg *prometheus.Registry) int {
 // where the first one put it.
 func TestMetricLabelsClosedSet(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	deny := fleet.AuthenticatorFunc(func(*http.Request) (fleet.Principal, error) { return fleet.Principal{}, fleet.ErrUnauthenticated })
+	deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
 	s, err := fleet.New(nopStore{}, fleet.Options{Kind: fleet.Dinosaur, Auth: deny, Registerer: reg})
 	require.NoError(t, err)
 	col := fleet.Dinosaur.BasePath() + "/dinosaurs"
@@ -68,7 +69,7 @@ type nopStore struct{ fleet.Store }
 // logged, not a dropped connection.
 func TestHandlerRecoversPanics(t *testing.T) {
 	var logs bytes.Buffer
-	boom := fleet.AuthenticatorFunc(func(*http.Request) (fleet.Principal, error) { panic("authenticator bug") })
+	boom := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { panic("authenticator bug") })
 	s, err := fleet.New(nopStore{}, fleet.Options{Kind: fleet.Dinosaur, Auth: boom, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	srv := httptest.NewServer(s.Handler())

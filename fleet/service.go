@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetkit/fleetkit/fleet/auth"
 )
 
 // CloudProvider is a cloud instances may be placed on.
@@ -58,7 +60,7 @@ type Options struct {
 	// Kind is the resource kind (required: Name at least).
 	Kind Kind
 	// Auth identifies callers (required).
-	Auth Authenticator
+	Auth auth.Authenticator
 
 	// CloudProviders offered; nil means DefaultCloudProviders.
 	CloudProviders []CloudProvider

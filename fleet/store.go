@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"time"
+
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // Store is the persistence of a fleet: instances, clusters and leases. The
@@ -142,7 +144,7 @@ type Query struct {
 	// ClusterID restricts to one cluster.
 	ClusterID string
 	// Search is a parsed search expression (nil means none).
-	Search Expr
+	Search search.Expr
 	// OrderBy terms; ID ascending is always appended as a tie-breaker.
 	// Nil means created_at ascending.
 	OrderBy []Order

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // The standard reconcilers of the seeds, one per status. Each reads the
@@ -135,7 +137,7 @@ func (r *acceptedReconciler) used(ctx context.Context, c Cluster) (int, error) {
 	}
 	total := 0
 	for _, t := range c.InstanceTypes {
-		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1, Search: Cond{Field: "instance_type", Op: OpEq, Values: []string{t}}})
+		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1, Search: search.Cond{Field: "instance_type", Op: search.OpEq, Values: []string{t}}})
 		if err != nil {
 			return 0, err
 		}

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 )
 
 // Config is the -config file.
@@ -120,7 +121,7 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
 		}
 		opts.DenyList = d
 	}
-	jo := fleet.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
+	jo := auth.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
 		Issuer: c.Auth.Issuer, Audience: c.Auth.Audience}
 	if c.Auth.HS256SecretFile != "" {
 		b, err := os.ReadFile(c.path(c.Auth.HS256SecretFile))
@@ -135,10 +136,10 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
 		}
 		jo.HS256Secret = secret
 	}
-	auth, err := fleet.NewJWTAuthenticator(jo)
+	authn, err := auth.NewJWTAuthenticator(jo)
 	if err != nil {
 		return opts, err
 	}
-	opts.Auth = auth
+	opts.Auth = authn
 	return opts, nil
 }

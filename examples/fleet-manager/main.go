@@ -60,6 +60,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
@@ -305,7 +306,7 @@ func token(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := fleet.NewHS256Token(secret, *user, *org, *ttl)
+	tok, err := auth.NewHS256Token(secret, *user, *org, *ttl)
 	if err != nil {
 		return err
 	}

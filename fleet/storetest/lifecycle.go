@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // RunLifecycle runs the lifecycle suite: a whole fleet.Service on the
@@ -79,11 +81,11 @@ type Harness struct {
 func NewHarness(t *testing.T, st fleet.Store, mutate func(*fleet.Options)) *Harness {
 	t.Helper()
 	secret := []byte("test-secret")
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
 	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
 	opts := fleet.Options{
-		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+		Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 		Interval: 250 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 		// A shared store (PostgreSQL) always elects leaders: with the
 		// default 15 s TTL one lease renewal missed under load would stall
@@ -257,7 +259,7 @@ func testConcurrentDuplicateName(t *testing.T, newStore NewStore) {
 	})
 	assert.Equal(t, 1, created, "exactly one create wins")
 	assert.Equal(t, n-1, taken)
-	_, total, err := h.Store.ListInstances(context.Background(), fleet.Query{Search: fleet.Cond{Field: "name", Op: fleet.OpEq, Values: []string{"race"}}, Size: -1})
+	_, total, err := h.Store.ListInstances(context.Background(), fleet.Query{Search: search.Cond{Field: "name", Op: search.OpEq, Values: []string{"race"}}, Size: -1})
 	require.NoError(t, err)
 	assert.Equal(t, 1, total)
 }
@@ -448,9 +450,9 @@ func testAuthentication(t *testing.T, newStore NewStore) {
 	assertError(t, h.Client.Do(t, nobody, http.MethodPost, "dinosaurs?async=true", map[string]any{"name": "rex"}), http.StatusUnauthorized, "15")
 	assertError(t, h.Client.Do(t, nobody, http.MethodGet, "cloud_providers", nil), http.StatusUnauthorized, "15")
 
-	wrong, err := fleet.NewHS256Token([]byte("other-secret"), "alice", "", time.Hour)
+	wrong, err := auth.NewHS256Token([]byte("other-secret"), "alice", "", time.Hour)
 	require.NoError(t, err)
-	expired, err := fleet.NewHS256Token(h.Client.Secret, "alice", "", -time.Hour)
+	expired, err := auth.NewHS256Token(h.Client.Secret, "alice", "", -time.Hour)
 	require.NoError(t, err)
 	for name, header := range map[string]string{
 		"wrong key": "Bearer " + wrong, "expired": "Bearer " + expired, "garbage": "Bearer abc.def.ghi", "basic": "Basic YWxpY2U6eA==",
@@ -633,13 +635,13 @@ func (p *partitioned) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) 
 func testFailover(t *testing.T, newStore NewStore, replicas int) {
 	st := newStore(t)
 	secret := []byte("test-secret")
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
 	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{ReadyAfter: 30 * time.Millisecond})
 	const ttl = 800 * time.Millisecond
 	start := func(name string, store fleet.Store) *fleettest.Client {
 		svc, err := fleet.New(store, fleet.Options{
-			Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+			Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 			Interval: 100 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 			LeaderElection: true, Holder: name, LeaseTTL: ttl,
 		})

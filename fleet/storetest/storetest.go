@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // NewStore returns an empty store for one test.
@@ -402,7 +403,7 @@ func testSearch(t *testing.T, s fleet.Store) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.search, func(t *testing.T) {
-			e, err := fleet.ParseSearch(tt.search)
+			e, err := search.Parse(tt.search)
 			require.NoError(t, err)
 			got, _, err := s.ListInstances(ctx(t), fleet.Query{Search: e})
 			require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // Dialect is what differs between the databases.
@@ -505,12 +506,12 @@ var searchColumns = map[string]string{
 	"status": "status", "instance_type": "instance_type", "cluster_id": "cluster_id",
 }
 
-func (s *Store) render(e fleet.Expr) (string, []any, error) {
+func (s *Store) render(e search.Expr) (string, []any, error) {
 	switch e := e.(type) {
-	case fleet.Cond:
+	case search.Cond:
 		col, ok := searchColumns[e.Field]
 		if !ok {
-			return "", nil, fmt.Errorf("%w: field %q", fleet.ErrBadSearch, e.Field)
+			return "", nil, search.Errorf("field %q", e.Field)
 		}
 		args := make([]any, len(e.Values))
 		for i, v := range e.Values {
@@ -518,29 +519,29 @@ func (s *Store) render(e fleet.Expr) (string, []any, error) {
 		}
 		one := len(e.Values) == 1
 		switch {
-		case e.Op == fleet.OpEq && one:
+		case e.Op == search.OpEq && one:
 			return col + " = ?", args, nil
-		case e.Op == fleet.OpNe && one:
+		case e.Op == search.OpNe && one:
 			return col + " <> ?", args, nil
-		case e.Op == fleet.OpLike && one:
+		case e.Op == search.OpLike && one:
 			return col + " LIKE ?", args, nil
-		case e.Op == fleet.OpILike && one:
+		case e.Op == search.OpILike && one:
 			return s.d.ILike(col), args, nil
-		case e.Op == fleet.OpIn && len(e.Values) > 0:
+		case e.Op == search.OpIn && len(e.Values) > 0:
 			return col + " IN (" + placeholders(len(e.Values)) + ")", args, nil
-		case e.Op == fleet.OpNotIn && len(e.Values) > 0:
+		case e.Op == search.OpNotIn && len(e.Values) > 0:
 			return col + " NOT IN (" + placeholders(len(e.Values)) + ")", args, nil
 		}
-		return "", nil, fmt.Errorf("%w: operator %q with %d values", fleet.ErrBadSearch, e.Op, len(e.Values))
-	case fleet.And, fleet.Or:
-		terms, sep := []fleet.Expr(nil), " AND "
-		if and, ok := e.(fleet.And); ok {
+		return "", nil, search.Errorf("operator %q with %d values", e.Op, len(e.Values))
+	case search.And, search.Or:
+		terms, sep := []search.Expr(nil), " AND "
+		if and, ok := e.(search.And); ok {
 			terms = and
 		} else {
-			terms, sep = e.(fleet.Or), " OR "
+			terms, sep = e.(search.Or), " OR "
 		}
 		if len(terms) == 0 {
-			return "", nil, fmt.Errorf("%w: empty %s", fleet.ErrBadSearch, strings.TrimSpace(sep))
+			return "", nil, search.Errorf("empty %s", strings.TrimSpace(sep))
 		}
 		parts := make([]string, 0, len(terms))
 		var args []any
@@ -553,7 +554,7 @@ func (s *Store) render(e fleet.Expr) (string, []any, error) {
 		}
 		return "(" + strings.Join(parts, sep) + ")", args, nil
 	default:
-		return "", nil, fmt.Errorf("%w: unknown expression %T", fleet.ErrBadSearch, e)
+		return "", nil, search.Errorf("unknown expression %T", e)
 	}
 }
 
