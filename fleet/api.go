@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
@@ -87,11 +88,11 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		ae = &apiError{code: 7}
 	case errors.Is(err, ErrNameTaken):
 		ae = &apiError{code: 36}
-	case errors.Is(err, ErrMaxInstances):
+	case errors.Is(err, quota.ErrMaxInstances):
 		ae = &apiError{code: 5}
-	case errors.Is(err, ErrInsufficientQuota):
+	case errors.Is(err, quota.ErrInsufficient):
 		ae = &apiError{code: 120}
-	case errors.Is(err, ErrDenied):
+	case errors.Is(err, quota.ErrDenied):
 		ae = &apiError{code: 4}
 	case errors.As(err, &se):
 		ae = &apiError{code: 23, reason: "Failed to parse search query: " + se.Reason}
@@ -381,7 +382,7 @@ func (s *Service) insert(ctx context.Context, inst Instance) error {
 		return s.st.CreateInstance(ctx, inst)
 	}
 	return s.st.CreateInstanceChecked(ctx, inst, func(live int) error {
-		return s.opts.Quota.CheckQuota(ctx, QuotaRequest{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live})
+		return s.opts.Quota.CheckQuota(ctx, quota.Request{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live})
 	})
 }
 

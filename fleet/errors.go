@@ -35,13 +35,6 @@ var (
 	ErrInvalid = errors.New("fleet: invalid")
 	// ErrNoCapacity means no cluster can take the instance now.
 	ErrNoCapacity = errors.New("fleet: no cluster has capacity")
-	// ErrMaxInstances means the owner or organisation reached its maximum
-	// number of instances.
-	ErrMaxInstances = errors.New("fleet: maximum allowed instances reached")
-	// ErrInsufficientQuota means the quota does not allow the instance type.
-	ErrInsufficientQuota = errors.New("fleet: insufficient quota")
-	// ErrDenied means the owner or organisation is on the deny list.
-	ErrDenied = errors.New("fleet: denied")
 )
 
 // ConflictError is returned by a compare-and-swap update that lost: the row

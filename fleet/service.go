@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/quota"
 )
 
 // CloudProvider is a cloud instances may be placed on.
@@ -79,7 +80,7 @@ type Options struct {
 	// Units is the capacity units of an instance type (absent: 1).
 	Units map[string]int
 	// Quota, when set, is checked before every create.
-	Quota Quota
+	Quota quota.Checker
 	// DenyList, when set, refuses its owners and deprovisions their
 	// instances.
 	DenyList DenyList
@@ -124,6 +125,13 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger receives errors (nil: slog.Default()).
 	Logger *slog.Logger
+}
+
+// DenyList tells whether an owner may use the service at all. Denied
+// owners get 403 from the API and their instances are deprovisioned by the
+// general worker. Safe for concurrent use; must not block.
+type DenyList interface {
+	Denied(owner, organisation string) bool
 }
 
 // Service is a fleet manager for one kind: the REST API (Handler) and the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/quota"
 )
 
 // Config is the -config file.
@@ -108,14 +109,14 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
 		}
 	}
 	if c.QuotaList != "" {
-		q, err := fleet.LoadQuotaList(c.path(c.QuotaList))
+		q, err := quota.LoadList(c.path(c.QuotaList))
 		if err != nil {
 			return opts, err
 		}
 		opts.Quota = q
 	}
 	if c.DenyList != "" {
-		d, err := fleet.LoadDenyList(c.path(c.DenyList))
+		d, err := quota.LoadDenyList(c.path(c.DenyList))
 		if err != nil {
 			return opts, err
 		}

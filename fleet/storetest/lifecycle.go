@@ -19,6 +19,7 @@ import (
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
+	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -280,7 +281,7 @@ func outcome(r fleettest.Response, status int, code string) error {
 }
 
 func testQuota(t *testing.T, newStore NewStore) {
-	q, err := fleet.ParseQuotaList([]byte(`
+	q, err := quota.ParseList([]byte(`
 organisations:
   - id: acme
     max_allowed_instances: 2
@@ -318,7 +319,7 @@ default:
 // creates for one owner to both: exactly the quota's maximum succeed, the
 // others get the original's code 5.
 func QuotaAcrossReplicas(t *testing.T, a, b fleet.Store) {
-	q, err := fleet.ParseQuotaList([]byte(`
+	q, err := quota.ParseList([]byte(`
 registered_users:
   - username: alice
     max_allowed_instances: 1

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -180,10 +181,10 @@ func testCreateChecked(t *testing.T, s fleet.Store) {
 		t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
 			owner := fmt.Sprintf("owner-%d", max)
 			const n = 16
-			wins, refused := race(t, n, fleet.ErrMaxInstances, func(i int) error {
+			wins, refused := race(t, n, quota.ErrMaxInstances, func(i int) error {
 				return s.CreateInstanceChecked(ctx(t), Instance(fmt.Sprintf("d-%d", i), owner, ""), func(live int) error {
 					if live >= max {
-						return fleet.ErrMaxInstances
+						return quota.ErrMaxInstances
 					}
 					return nil
 				})
