@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
-	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
 
@@ -53,10 +52,8 @@ func TestClusterLifecycle(t *testing.T) {
 	st := memStore(t)
 	p := &slowProvider{}
 	var terraformed atomic.Int32
-	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: []byte("s")})
-	require.NoError(t, err)
 	svc, err := fleet.New(st, fleet.Options{
-		Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
+		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
 		Terraform: []fleet.TerraformStep{func(context.Context, fleet.Cluster) (bool, error) {
 			return terraformed.Add(1) > 1, nil // done on the second pass
 		}},
@@ -98,9 +95,7 @@ func (*failingProvider) Create(context.Context, fleet.Cluster) error {
 
 func TestClusterProviderTerminalError(t *testing.T) {
 	st := memStore(t)
-	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: []byte("s")})
-	require.NoError(t, err)
-	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(),
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(),
 		ClusterProvider: &failingProvider{}, Interval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -5,44 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/yaml"
-
-	"github.com/fleetkit/fleetkit/fleet/auth"
-	"github.com/fleetkit/fleetkit/fleet/quota"
 )
-
-// CloudProvider is a cloud instances may be placed on.
-type CloudProvider struct {
-	ID          string
-	DisplayName string
-	Regions     []Region
-}
-
-// Region is a region of a CloudProvider.
-type Region struct {
-	ID          string
-	DisplayName string
-	// InstanceTypes the region supports; the first is the default of a
-	// create without a plan.
-	InstanceTypes []string
-	// Limits caps the live instances of a type in the region (absent: no
-	// cap); a create over it is refused with code 24.
-	Limits map[string]int
-}
-
-// DefaultCloudProviders is the original's default: aws, us-east-1.
-func DefaultCloudProviders() []CloudProvider {
-	return []CloudProvider{{
-		ID: "aws", DisplayName: "Amazon Web Services",
-		Regions: []Region{{ID: "us-east-1", DisplayName: "US East, N. Virginia", InstanceTypes: []string{"standard", "developer"}}},
-	}}
-}
 
 // DefaultClusters is one local cluster for DefaultCloudProviders.
 func DefaultClusters() []Cluster {
@@ -60,11 +26,7 @@ const (
 type Options struct {
 	// Kind is the resource kind (required: Name at least).
 	Kind Kind
-	// Auth identifies callers (required).
-	Auth auth.Authenticator
 
-	// CloudProviders offered; nil means DefaultCloudProviders.
-	CloudProviders []CloudProvider
 	// Clusters are created at Run (existing IDs are kept as they are).
 	Clusters []Cluster
 	// ClusterProvider drives clusters; nil means an InmemClusterProvider.
@@ -79,14 +41,9 @@ type Options struct {
 	Placement Placement
 	// Units is the capacity units of an instance type (absent: 1).
 	Units map[string]int
-	// Quota, when set, is checked before every create.
-	Quota quota.Checker
-	// DenyList, when set, refuses its owners and deprovisions their
-	// instances.
+	// DenyList, when set, deprovisions the instances of its owners (and
+	// the API refuses them: Service.Denied).
 	DenyList DenyList
-	// Trials gives instance types a lifetime: they expire and are
-	// deprovisioned after it.
-	Trials map[string]time.Duration
 
 	// Timeouts fail an instance that stays longer in a status; nil means
 	// accepted 1h, preparing 5m, provisioning 1h. A zero entry: no timeout.
@@ -119,8 +76,6 @@ type Options struct {
 	Holder         string
 	LeaseTTL       time.Duration
 
-	// MaxBody bounds request bodies (0: 64 KiB).
-	MaxBody int64
 	// Registerer receives the metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Logger receives errors (nil: slog.Default()).
@@ -134,18 +89,17 @@ type DenyList interface {
 	Denied(owner, organisation string) bool
 }
 
-// Service is a fleet manager for one kind: the REST API (Handler) and the
-// workers (Run) over one Store. Safe for concurrent use.
+// Service is a fleet manager for one kind: the workers (Run) over one
+// Store. Its REST API is fleet/httpapi, built on the Service. Safe for
+// concurrent use.
 type Service struct {
-	kind    Kind
-	opts    Options
-	raw     Store
-	st      Store // notifying
-	m       *serviceMetrics
-	rt      *Runtime
-	log     *slog.Logger
-	openapi []byte
-	handler http.Handler
+	kind Kind
+	opts Options
+	raw  Store
+	st   Store // notifying
+	m    *serviceMetrics
+	rt   *Runtime
+	log  *slog.Logger
 }
 
 // New validates opts and assembles a Service on st.
@@ -156,22 +110,6 @@ func New(st Store, opts Options) (*Service, error) {
 	kind, err := opts.Kind.Normalize()
 	if err != nil {
 		return nil, err
-	}
-	if opts.Auth == nil {
-		return nil, fmt.Errorf("%w: service needs an Authenticator", ErrInvalid)
-	}
-	if opts.CloudProviders == nil {
-		opts.CloudProviders = DefaultCloudProviders()
-	}
-	for _, p := range opts.CloudProviders {
-		if p.ID == "" || len(p.Regions) == 0 {
-			return nil, fmt.Errorf("%w: cloud provider %q needs an ID and regions", ErrInvalid, p.ID)
-		}
-		for _, r := range p.Regions {
-			if r.ID == "" || len(r.InstanceTypes) == 0 {
-				return nil, fmt.Errorf("%w: region %q of %s needs an ID and instance types", ErrInvalid, r.ID, p.ID)
-			}
-		}
 	}
 	if opts.ClusterProvider == nil {
 		opts.ClusterProvider = &InmemClusterProvider{}
@@ -199,9 +137,6 @@ func New(st Store, opts Options) (*Service, error) {
 	if opts.SweepInterval <= 0 {
 		opts.SweepInterval = 6 * opts.Interval
 	}
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = 64 << 10
-	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -213,9 +148,6 @@ func New(st Store, opts Options) (*Service, error) {
 	n := NewNotifier()
 	s := &Service{kind: kind, opts: opts, raw: st, st: NotifyingStore(st, n), m: m, log: log}
 	s.st = observingStore{Store: s.st, m: m}
-	if s.openapi, err = renderOpenAPI(kind); err != nil {
-		return nil, err
-	}
 	units := func(t string) int {
 		if u, ok := opts.Units[t]; ok && u > 0 {
 			return u
@@ -275,7 +207,6 @@ func New(st Store, opts Options) (*Service, error) {
 	if s.rt, err = NewRuntime(s.st, workers, jobs, ropts); err != nil {
 		return nil, err
 	}
-	s.handler = s.routes()
 	return s, nil
 }
 
@@ -286,8 +217,14 @@ func (s *Service) Kind() Kind { return s.kind }
 // the workers.
 func (s *Service) Store() Store { return s.st }
 
-// Handler returns the REST API.
-func (s *Service) Handler() http.Handler { return s.handler }
+// Denied reports whether Options.DenyList refuses the owner (false without
+// one): the API answers such an owner 403.
+func (s *Service) Denied(owner, organisation string) bool {
+	return s.opts.DenyList != nil && s.opts.DenyList.Denied(owner, organisation)
+}
+
+// Logger returns the logger of Options.Logger (slog.Default() when nil).
+func (s *Service) Logger() *slog.Logger { return s.log }
 
 // Run creates the configured clusters that do not exist yet, then runs the
 // workers until ctx is done.
@@ -318,22 +255,4 @@ func (s observingStore) UpdateInstance(ctx context.Context, u Update) (Instance,
 		s.m.sinceCreated.WithLabelValues(string(inst.Status)).Observe(inst.StatusSince.Sub(inst.CreatedAt).Seconds())
 	}
 	return inst, err
-}
-
-func renderOpenAPI(k Kind) ([]byte, error) {
-	doc := strings.NewReplacer("{{plural}}", k.Plural, "{{name}}", k.Name, "{{Display}}", k.Display,
-		"{{base}}", k.BasePath(), "{{prefix}}", k.CodePrefix()).Replace(openapiTemplate)
-	b, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		return nil, fmt.Errorf("fleet: render OpenAPI document: %w", err)
-	}
-	return b, nil
-}
-
-func (s *Service) provider(id string) (CloudProvider, bool) {
-	i := slices.IndexFunc(s.opts.CloudProviders, func(p CloudProvider) bool { return p.ID == id })
-	if i < 0 {
-		return CloudProvider{}, false
-	}
-	return s.opts.CloudProviders[i], true
 }

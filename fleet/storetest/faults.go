@@ -82,7 +82,7 @@ func (d *faultyDP) setDown(id string, down bool) {
 
 func faultHarness(t *testing.T, st fleet.Store, sweep time.Duration) (*Harness, *faultyDP) {
 	var f *faultyDP
-	h := NewHarness(t, st, func(o *fleet.Options) {
+	h := NewHarness(t, st, func(o *HarnessOptions) {
 		f = newFaultyDP(o.DataPlane.(*fleet.InmemDataPlane))
 		o.DataPlane, o.SweepInterval = f, sweep
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
+	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
@@ -75,30 +76,39 @@ type Harness struct {
 	Store   fleet.Store
 }
 
+// HarnessOptions are the options of a Harness: the Service's and its
+// API's.
+type HarnessOptions struct {
+	fleet.Options
+	API httpapi.Options
+}
+
 // NewHarness starts a Service on st with fast test intervals (and a 3 s
 // lease TTL where leader election is on), the
 // in-memory data plane (its instances answer HTTP) and one local cluster;
 // mutate adjusts the options. Everything stops at the end of the test.
-func NewHarness(t *testing.T, st fleet.Store, mutate func(*fleet.Options)) *Harness {
+func NewHarness(t *testing.T, st fleet.Store, mutate func(*HarnessOptions)) *Harness {
 	t.Helper()
 	secret := []byte("test-secret")
 	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
 	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
-	opts := fleet.Options{
-		Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+	opts := HarnessOptions{Options: fleet.Options{
+		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 		Interval: 250 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 		// A shared store (PostgreSQL) always elects leaders: with the
 		// default 15 s TTL one lease renewal missed under load would stall
 		// a worker for longer than the tests wait.
 		LeaseTTL: 3 * time.Second,
-	}
+	}, API: httpapi.Options{Auth: authn}}
 	if mutate != nil {
 		mutate(&opts)
 	}
-	svc, err := fleet.New(st, opts)
+	svc, err := fleet.New(st, opts.Options)
 	require.NoError(t, err)
-	srv := httptest.NewServer(svc.Handler())
+	api, err := httpapi.New(svc, opts.API)
+	require.NoError(t, err)
+	srv := httptest.NewServer(api)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
@@ -294,7 +304,7 @@ default:
   instance_types: [developer]
 `))
 	require.NoError(t, err)
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.Quota = q })
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.API.Quota = q })
 	h.mustCreate(t, alice, "one")
 	assertError(t, h.create(t, alice, map[string]any{"name": "two"}), http.StatusForbidden, "5")
 	r := h.create(t, bob, map[string]any{"name": "std", "plan": "standard.x1"})
@@ -328,8 +338,8 @@ registered_users:
 `))
 	require.NoError(t, err)
 	replicas := []*Harness{
-		NewHarness(t, a, func(o *fleet.Options) { o.Quota = q }),
-		NewHarness(t, b, func(o *fleet.Options) { o.Quota = q }),
+		NewHarness(t, a, func(o *HarnessOptions) { o.API.Quota = q }),
+		NewHarness(t, b, func(o *HarnessOptions) { o.API.Quota = q }),
 	}
 	for _, tt := range []struct {
 		user fleettest.User
@@ -350,7 +360,7 @@ registered_users:
 }
 
 func testAPISearch(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.Clusters = nil }) // stay accepted
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Clusters = nil }) // stay accepted
 	for _, n := range []string{"rex", "raptor", "trike", "stego", "bronto"} {
 		h.mustCreate(t, alice, n)
 	}
@@ -413,7 +423,7 @@ func urlQuery(s string) string {
 }
 
 func testVisibility(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.Clusters = nil })
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Clusters = nil })
 	aliceID := h.mustCreate(t, alice, "rex")
 	carolID := h.mustCreate(t, carol, "trike")
 	tests := []struct {
@@ -482,7 +492,7 @@ func (d *switchDenyList) Denied(owner, _ string) bool {
 
 func testDenyList(t *testing.T, newStore NewStore) {
 	deny := &switchDenyList{}
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.DenyList = deny })
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.DenyList = deny })
 	r := h.create(t, mallory, map[string]any{"name": "evil"})
 	assertError(t, r, http.StatusForbidden, "4")
 
@@ -496,7 +506,7 @@ func testDenyList(t *testing.T, newStore NewStore) {
 }
 
 func testNoCapacity(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) {
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
 		o.Clusters = []fleet.Cluster{{ID: "full", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Capacity: 1}}
 		o.Timeouts = map[fleet.Status]time.Duration{fleet.StatusAccepted: 700 * time.Millisecond}
 	})
@@ -510,7 +520,7 @@ func testNoCapacity(t *testing.T, newStore NewStore) {
 
 func testDataPlaneFailure(t *testing.T, newStore NewStore) {
 	var dp *fleet.InmemDataPlane
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) {
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
 		dp = fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Fail: func(i fleet.Instance) string {
 			if i.Name == "doomed" {
 				return "data plane: out of dinosaur eggs"
@@ -531,8 +541,8 @@ func testDataPlaneFailure(t *testing.T, newStore NewStore) {
 }
 
 func testTrialExpiry(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) {
-		o.Trials = map[string]time.Duration{"developer": 500 * time.Millisecond}
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
+		o.API.Trials = map[string]time.Duration{"developer": 500 * time.Millisecond}
 	})
 	r := h.create(t, alice, map[string]any{"name": "trial", "plan": "developer.x1"})
 	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
@@ -642,15 +652,17 @@ func testFailover(t *testing.T, newStore NewStore, replicas int) {
 	const ttl = 800 * time.Millisecond
 	start := func(name string, store fleet.Store) *fleettest.Client {
 		svc, err := fleet.New(store, fleet.Options{
-			Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+			Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 			Interval: 100 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 			LeaderElection: true, Holder: name, LeaseTTL: ttl,
 		})
 		require.NoError(t, err)
+		api, err := httpapi.New(svc, httpapi.Options{Auth: authn})
+		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
-		srv := httptest.NewServer(svc.Handler())
+		srv := httptest.NewServer(api)
 		t.Cleanup(func() { srv.Close(); cancel(); wg.Wait() })
 		return &fleettest.Client{BaseURL: srv.URL, Kind: fleet.Dinosaur, Secret: secret}
 	}

@@ -1,4 +1,4 @@
-package fleet
+package httpapi
 
 import (
 	"encoding/json"
@@ -11,23 +11,32 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
 )
 
 // nopStore is never called: the requests below stop at authentication or
 // need no store.
-type nopStore struct{ Store }
+type nopStore struct{ fleet.Store }
+
+func newHandler(t *testing.T, kind fleet.Kind, a auth.Authenticator) *Handler {
+	t.Helper()
+	svc, err := fleet.New(nopStore{}, fleet.Options{Kind: kind})
+	require.NoError(t, err)
+	s, err := New(svc, Options{Auth: a})
+	require.NoError(t, err)
+	return s
+}
 
 func TestOpenAPIMatchesHandler(t *testing.T) {
-	for _, kind := range []Kind{Dinosaur, Kafka, {Name: "unicorn"}} {
+	for _, kind := range []fleet.Kind{fleet.Dinosaur, fleet.Kafka, {Name: "unicorn"}} {
 		t.Run(kind.Name, func(t *testing.T) {
 			deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
-			s, err := New(nopStore{}, Options{Kind: kind, Auth: deny})
-			require.NoError(t, err)
-			kind = s.Kind()
+			s := newHandler(t, kind, deny)
+			kind = s.kind
 
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, kind.BasePath()+"/openapi", nil))
+			s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, kind.BasePath()+"/openapi", nil))
 			require.Equal(t, http.StatusOK, rec.Code)
 			var doc struct {
 				OpenAPI string                                `json:"openapi"`
@@ -59,12 +68,12 @@ func TestOpenAPIMatchesHandler(t *testing.T) {
 				method, path, _ := strings.Cut(route, " ")
 				path = strings.ReplaceAll(path, "{id}", "x")
 				rec := httptest.NewRecorder()
-				s.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+				s.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 				assert.NotEqual(t, http.StatusMethodNotAllowed, rec.Code, route)
 				assert.NotContains(t, rec.Body.String(), "Unable to find the resource", route)
 			}
 			rec = httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, kind.BasePath()+"/nothing", nil))
+			s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, kind.BasePath()+"/nothing", nil))
 			assert.Equal(t, http.StatusNotFound, rec.Code)
 			assert.Contains(t, rec.Body.String(), kind.CodePrefix()+"-7")
 		})
@@ -74,10 +83,9 @@ func TestOpenAPIMatchesHandler(t *testing.T) {
 func TestInstanceJSONHostField(t *testing.T) {
 	deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
 	for kind, field := range map[string]string{"dinosaur": "host", "kafka": "bootstrap_server_host"} {
-		k, _ := Kind{Name: kind}.Normalize()
-		s, err := New(nopStore{}, Options{Kind: k, Auth: deny})
-		require.NoError(t, err)
-		m := s.instanceJSON(Instance{ID: "x", Host: "h:1"})
+		k, _ := map[string]fleet.Kind{"dinosaur": fleet.Dinosaur, "kafka": fleet.Kafka}[kind].Normalize()
+		s := newHandler(t, k, deny)
+		m := s.instanceJSON(fleet.Instance{ID: "x", Host: "h:1"})
 		assert.Equal(t, "h:1", m[field])
 		assert.Equal(t, k.Display, m["kind"])
 	}

@@ -1,4 +1,4 @@
-package fleet_test
+package httpapi_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 )
 
@@ -26,7 +27,11 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Auth: authn, Clusters: fleet.DefaultClusters()})
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters()})
+	if err != nil {
+		panic(err)
+	}
+	api, err := httpapi.New(svc, httpapi.Options{Auth: authn})
 	if err != nil {
 		panic(err)
 	}
@@ -37,13 +42,13 @@ func ExampleNew() {
 	req := httptest.NewRequest(http.MethodPost, "/api/dinosaurs_mgmt/v1/dinosaurs?async=true", strings.NewReader(`{"name":"rex"}`))
 	req.Header.Set("Authorization", "Bearer "+token)
 	rec := httptest.NewRecorder()
-	svc.Handler().ServeHTTP(rec, req)
+	api.ServeHTTP(rec, req)
 	fmt.Println(rec.Code, strings.Contains(rec.Body.String(), `"status":"accepted"`))
 
 	req = httptest.NewRequest(http.MethodPost, "/api/dinosaurs_mgmt/v1/dinosaurs", strings.NewReader(`{"name":"rex"}`))
 	req.Header.Set("Authorization", "Bearer "+token)
 	rec = httptest.NewRecorder()
-	svc.Handler().ServeHTTP(rec, req)
+	api.ServeHTTP(rec, req)
 	fmt.Println(rec.Code, strings.Contains(rec.Body.String(), `"code":"DINOSAURS-MGMT-103"`))
 	cancel()
 	<-done
