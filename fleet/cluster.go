@@ -93,7 +93,7 @@ func (w *clusterWorker) step(ctx context.Context, fence Fence, c Cluster) error 
 	for {
 		next, err := w.next(ctx, c)
 		if err != nil {
-			if !IsTerminal(err) {
+			if !isTerminal(err) {
 				return err
 			}
 			reason := err.Error()

@@ -98,7 +98,7 @@ type Service struct {
 	raw  Store
 	st   Store // notifying
 	m    *serviceMetrics
-	rt   *Runtime
+	rt   *runtime
 	log  *slog.Logger
 }
 
@@ -145,8 +145,8 @@ func New(st Store, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := NewNotifier()
-	s := &Service{kind: kind, opts: opts, raw: st, st: NotifyingStore(st, n), m: m, log: log}
+	n := newNotifier()
+	s := &Service{kind: kind, opts: opts, raw: st, st: newNotifyingStore(st, n), m: m, log: log}
 	s.st = observingStore{Store: s.st, m: m}
 	units := func(t string) int {
 		if u, ok := opts.Units[t]; ok && u > 0 {
@@ -154,8 +154,8 @@ func New(st Store, opts Options) (*Service, error) {
 		}
 		return 1
 	}
-	worker := func(status Status, r Reconciler) Worker {
-		w := Worker{Status: status, Reconciler: r, Interval: opts.Interval, Concurrency: opts.Concurrency, Timeout: opts.Timeouts[status]}
+	worker := func(status Status, r reconciler) statusWorker {
+		w := statusWorker{Status: status, Reconciler: r, Interval: opts.Interval, Concurrency: opts.Concurrency, Timeout: opts.Timeouts[status]}
 		return w
 	}
 	accepted := worker(StatusAccepted, &acceptedReconciler{st: s.st, placement: opts.Placement, units: units, retry: opts.RetryInterval})
@@ -170,7 +170,7 @@ func New(st Store, opts Options) (*Service, error) {
 	provisioning.TimeoutReason = func(i Instance) string {
 		return fmt.Sprintf("%s %s was not ready on cluster %s within %s", kind.Display, i.ID, i.ClusterID, opts.Timeouts[StatusProvisioning])
 	}
-	workers := []Worker{
+	workers := []statusWorker{
 		accepted, preparing, provisioning,
 		worker(StatusReady, &readyReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval, kind: kind}),
 		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
@@ -178,16 +178,16 @@ func New(st Store, opts Options) (*Service, error) {
 	}
 	general := &generalWorker{st: s.st, kind: kind.Name, deny: opts.DenyList, m: m}
 	cw := &clusterWorker{st: s.st, provider: opts.ClusterProvider, terraform: opts.Terraform}
-	jobs := []Job{
+	jobs := []job{
 		{Name: "general", Interval: opts.Interval, Run: general.pass},
 		{Name: "clusters", Interval: opts.Interval, Run: cw.pass},
 	}
 	if sw, ok := opts.DataPlane.(Sweeper); ok {
 		sweep := &sweeper{st: s.st, running: sw, kind: kind.Name, log: log}
 		sweep.grace = opts.SweepInterval
-		jobs = append(jobs, Job{Name: "sweep", Interval: opts.SweepInterval, Everywhere: true, Run: sweep.pass})
+		jobs = append(jobs, job{Name: "sweep", Interval: opts.SweepInterval, Everywhere: true, Run: sweep.pass})
 	}
-	ropts := RuntimeOptions{Kind: kind.Name, Notifier: n, Holder: opts.Holder, LeaseTTL: opts.LeaseTTL, Logger: log, metrics: m}
+	ropts := runtimeOptions{Kind: kind.Name, Notifier: n, Holder: opts.Holder, LeaseTTL: opts.LeaseTTL, Logger: log, metrics: m}
 	if shared, ok := st.(SharedStore); ok && shared.NeedsLeader() {
 		// Replicas share this store: two running the same worker would
 		// each start every instance.
@@ -204,7 +204,7 @@ func New(st Store, opts Options) (*Service, error) {
 	for i := range jobs {
 		jobs[i].Name = kind.Name + "/" + jobs[i].Name
 	}
-	if s.rt, err = NewRuntime(s.st, workers, jobs, ropts); err != nil {
+	if s.rt, err = newRuntime(s.st, workers, jobs, ropts); err != nil {
 		return nil, err
 	}
 	return s, nil
