@@ -27,10 +27,6 @@ type FleetshardChecker interface {
 	FleetshardReady(ctx context.Context, c Cluster) (bool, error)
 }
 
-// TerraformStep installs something instances need on a provisioned
-// cluster; steps run in order, every pass, until all report done.
-type TerraformStep func(ctx context.Context, c Cluster) (done bool, err error)
-
 // InmemClusterProvider is the in-memory ClusterProvider: clusters are
 // provisioned and deleted at once. Safe for concurrent use.
 type InmemClusterProvider struct {
@@ -72,7 +68,7 @@ func (p *InmemClusterProvider) Delete(_ context.Context, c Cluster) (bool, error
 type clusterWorker struct {
 	st        Store
 	provider  ClusterProvider
-	terraform []TerraformStep
+	terraform []func(context.Context, Cluster) (bool, error)
 }
 
 func (w *clusterWorker) pass(ctx context.Context, fence Fence) error {

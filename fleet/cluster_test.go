@@ -54,7 +54,7 @@ func TestClusterLifecycle(t *testing.T) {
 	var terraformed atomic.Int32
 	svc, err := fleet.New(st, fleet.Options{
 		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
-		Terraform: []fleet.TerraformStep{func(context.Context, fleet.Cluster) (bool, error) {
+		Terraform: []func(context.Context, fleet.Cluster) (bool, error){func(context.Context, fleet.Cluster) (bool, error) {
 			return terraformed.Add(1) > 1, nil // done on the second pass
 		}},
 		Interval: 20 * time.Millisecond, RetryInterval: 10 * time.Millisecond,

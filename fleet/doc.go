@@ -61,7 +61,7 @@
 // Writes through Service.Store (the API's and the workers') go through a
 // NotifyingStore: the worker of the new status receives the row as written
 // and reconciles it at once, without a list query. Every Interval a worker
-// also lists (DefaultBatch rows a page, oldest in the status first; the
+// also lists (MaxPageSize rows a page, oldest in the status first; the
 // next page at once while full pages are dispatched) to pick up changes
 // made by other replicas, retries that fell due, and per-state timeouts.
 // Stores write concurrent status changes together (group commit), so a

@@ -21,3 +21,6 @@ var (
 	NotifyingStore = newNotifyingStore
 	IsTerminal     = isTerminal
 )
+
+// FirstReady is the default placement, tested on its own.
+type FirstReady = firstReady

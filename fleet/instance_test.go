@@ -1,7 +1,6 @@
 package fleet_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,27 +41,21 @@ func TestTransitions(t *testing.T) {
 			assert.ErrorIs(t, err, fleet.ErrIllegalTransition)
 		})
 	}
-	for from, tos := range fleet.Transitions() {
+	for from, tos := range fleet.Transitions[fleet.Status]() {
 		assert.True(t, from.Valid())
 		for _, to := range tos {
 			assert.True(t, to.Valid(), "%s -> %s", from, to)
 		}
 	}
-	for from, tos := range fleet.ClusterTransitions() {
+	for from, tos := range fleet.Transitions[fleet.ClusterStatus]() {
 		for _, to := range tos {
-			assert.NoError(t, fleet.CheckClusterTransition(from, to))
+			assert.NoError(t, fleet.CheckTransition(from, to))
 		}
 	}
-	assert.ErrorIs(t, fleet.CheckClusterTransition(fleet.ClusterAccepted, fleet.ClusterReady), fleet.ErrIllegalTransition)
+	assert.ErrorIs(t, fleet.CheckTransition(fleet.ClusterAccepted, fleet.ClusterReady), fleet.ErrIllegalTransition)
 }
 
-func TestValidateNameAndIDs(t *testing.T) {
-	for _, ok := range []string{"a", "rex", "rex-2", strings.Repeat("a", 32)} {
-		assert.NoError(t, fleet.ValidateName(ok), ok)
-	}
-	for _, bad := range []string{"", "Rex", "2rex", "rex-", "-rex", "re_x", "re x", strings.Repeat("a", 33)} {
-		assert.ErrorIs(t, fleet.ValidateName(bad), fleet.ErrInvalid, bad)
-	}
+func TestNewID(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
 		id := fleet.NewID()

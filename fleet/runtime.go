@@ -9,15 +9,12 @@ import (
 	"time"
 )
 
-// runtime defaults.
+// Defaults of the runtime that Options do not set.
 const (
-	DefaultInterval    = 5 * time.Second
-	DefaultConcurrency = 4
-	DefaultBaseBackoff = 100 * time.Millisecond
-	DefaultMaxBackoff  = 30 * time.Second
-	DefaultLeaseTTL    = 15 * time.Second
-	// DefaultBatch is how many instances of a status one pass lists.
-	DefaultBatch = MaxPageSize
+	defaultBaseBackoff = 100 * time.Millisecond
+	defaultMaxBackoff  = 30 * time.Second
+	// defaultBatch is how many instances of a status one pass lists.
+	defaultBatch = MaxPageSize
 )
 
 // statusWorker runs a reconciler over the instances in one status.
@@ -136,10 +133,10 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 			w.Concurrency = DefaultConcurrency
 		}
 		if w.BaseBackoff <= 0 {
-			w.BaseBackoff = DefaultBaseBackoff
+			w.BaseBackoff = defaultBaseBackoff
 		}
 		if w.MaxBackoff <= 0 {
-			w.MaxBackoff = DefaultMaxBackoff
+			w.MaxBackoff = defaultMaxBackoff
 		}
 		if names[w.Name] {
 			return nil, fmt.Errorf("%w: two workers named %q", ErrInvalid, w.Name)
@@ -390,7 +387,7 @@ func (r *runtime) dispatch(ctx context.Context, w statusWorker, fence Fence, st 
 // it reads replace the pending notifications of the same instances.
 func (r *runtime) pass(ctx context.Context, w statusWorker, fence Fence, st *workerState, sub *subscription, sem chan struct{}, wg *sync.WaitGroup, poke func(), page int) (bool, time.Time) {
 	insts, _, err := r.st.ListInstances(ctx, Query{Kind: r.opts.Kind, Statuses: []Status{w.Status},
-		OrderBy: []Order{{Field: "status_since"}}, Size: DefaultBatch, Page: page})
+		OrderBy: []Order{{Field: "status_since"}}, Size: defaultBatch, Page: page})
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("fleet: list instances", "worker", w.Name, "err", err)
@@ -442,7 +439,7 @@ func (r *runtime) pass(ctx context.Context, w statusWorker, fence Fence, st *wor
 		}
 		dispatched++
 	}
-	return dispatched > 0 && len(insts) == DefaultBatch, earliest
+	return dispatched > 0 && len(insts) == defaultBatch, earliest
 }
 
 func (r *runtime) reconcileOne(ctx context.Context, w statusWorker, fence Fence, st *workerState, inst Instance, fresh bool, poke func()) {

@@ -15,11 +15,20 @@ func DefaultClusters() []Cluster {
 	return []Cluster{{ID: "local", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: ClusterAccepted}}
 }
 
-// Default per-status timeouts (the original's).
+// Defaults of Options (a zero field means its default) and of Query, and
+// the bound of Query.Size.
 const (
+	DefaultInterval    = 5 * time.Second  // Options.Interval
+	DefaultConcurrency = 4                // Options.Concurrency
+	DefaultLeaseTTL    = 15 * time.Second // Options.LeaseTTL
+	// Per-status timeouts (the original's): Options.Timeouts.
 	DefaultAcceptedTimeout     = time.Hour
 	DefaultPreparingTimeout    = 5 * time.Minute
 	DefaultProvisioningTimeout = time.Hour
+	// DefaultPageSize is the page size when Query.Size is 0; MaxPageSize
+	// bounds Query.Size.
+	DefaultPageSize = 100
+	MaxPageSize     = 1000
 )
 
 // Options configures a Service. Zero fields mean the documented defaults.
@@ -31,19 +40,24 @@ type Options struct {
 	Clusters []Cluster
 	// ClusterProvider drives clusters; nil means an InmemClusterProvider.
 	ClusterProvider ClusterProvider
-	// Terraform steps run on provisioned clusters.
-	Terraform []TerraformStep
+	// Terraform installs what instances need on a provisioned cluster:
+	// the steps run in order, every pass, until all report done.
+	Terraform []func(ctx context.Context, c Cluster) (done bool, err error)
 	// DataPlane runs instances; nil means an InmemDataPlane.
 	DataPlane DataPlane
 	// Resources are the external resources; nil means InmemResources.
 	Resources ExternalResources
-	// Placement picks clusters; nil means FirstReady.
+	// Placement picks clusters; nil means the original's: the first cluster
+	// (by ID) that is ready, matches the instance's cloud provider, region,
+	// multi-AZ and instance type, and has its units free.
 	Placement Placement
 	// Units is the capacity units of an instance type (absent: 1).
 	Units map[string]int
-	// DenyList, when set, deprovisions the instances of its owners (and
-	// the API refuses them: Service.Denied).
-	DenyList DenyList
+	// Denied, when set, tells the owners who may not use the service at
+	// all: the general worker deprovisions their instances and the API
+	// refuses them (Service.Denied). It must be safe for concurrent use
+	// and must not block; quota.DenyList's Denied method is one.
+	Denied func(owner, organisation string) bool
 
 	// Timeouts fail an instance that stays longer in a status; nil means
 	// accepted 1h, preparing 5m, provisioning 1h. A zero entry: no timeout.
@@ -82,12 +96,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// DenyList tells whether an owner may use the service at all. Denied
-// owners get 403 from the API and their instances are deprovisioned by the
-// general worker. Safe for concurrent use; must not block.
-type DenyList interface {
+// denyList is what the general worker asks (Options.Denied).
+type denyList interface {
 	Denied(owner, organisation string) bool
 }
+
+// denyFunc adapts Options.Denied to denyList.
+type denyFunc func(owner, organisation string) bool
+
+func (f denyFunc) Denied(owner, organisation string) bool { return f(owner, organisation) }
 
 // Service is a fleet manager for one kind: the workers (Run) over one
 // Store. Its REST API is fleet/httpapi, built on the Service. Safe for
@@ -121,7 +138,7 @@ func New(st Store, opts Options) (*Service, error) {
 		opts.Resources = &InmemResources{}
 	}
 	if opts.Placement == nil {
-		opts.Placement = FirstReady{}
+		opts.Placement = firstReady{}
 	}
 	if opts.Timeouts == nil {
 		opts.Timeouts = map[Status]time.Duration{
@@ -176,7 +193,10 @@ func New(st Store, opts Options) (*Service, error) {
 		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
 		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
 	}
-	general := &generalWorker{st: s.st, kind: kind.Name, deny: opts.DenyList, m: m}
+	general := &generalWorker{st: s.st, kind: kind.Name, m: m}
+	if opts.Denied != nil {
+		general.deny = denyFunc(opts.Denied)
+	}
 	cw := &clusterWorker{st: s.st, provider: opts.ClusterProvider, terraform: opts.Terraform}
 	jobs := []job{
 		{Name: "general", Interval: opts.Interval, Run: general.pass},
@@ -217,10 +237,10 @@ func (s *Service) Kind() Kind { return s.kind }
 // the workers.
 func (s *Service) Store() Store { return s.st }
 
-// Denied reports whether Options.DenyList refuses the owner (false without
-// one): the API answers such an owner 403.
+// Denied reports whether Options.Denied refuses the owner (false without
+// it): the API answers such an owner 403.
 func (s *Service) Denied(owner, organisation string) bool {
-	return s.opts.DenyList != nil && s.opts.DenyList.Denied(owner, organisation)
+	return s.opts.Denied != nil && s.opts.Denied(owner, organisation)
 }
 
 // Logger returns the logger of Options.Logger (slog.Default() when nil).

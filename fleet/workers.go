@@ -359,7 +359,7 @@ func (r *deletingReconciler) Reconcile(ctx context.Context, req request) (result
 type generalWorker struct {
 	st   Store
 	kind string
-	deny DenyList
+	deny denyList
 	m    *serviceMetrics
 }
 

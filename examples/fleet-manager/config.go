@@ -123,7 +123,7 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
 		if err != nil {
 			return opts, api, err
 		}
-		opts.DenyList = d
+		opts.Denied = d.Denied
 	}
 	jo := auth.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
 		Issuer: c.Auth.Issuer, Audience: c.Auth.Audience}

@@ -305,8 +305,8 @@ func TestExampleConfig(t *testing.T) {
 	assert.Equal(t, 48*time.Hour, api.Trials["developer"])
 	assert.Equal(t, 5*time.Minute, opts.Timeouts[fleet.StatusPreparing])
 	require.NotNil(t, api.Quota)
-	require.NotNil(t, opts.DenyList)
-	assert.True(t, opts.DenyList.Denied("mallory", ""))
+	require.NotNil(t, opts.Denied)
+	assert.True(t, opts.Denied("mallory", ""))
 	_, err = fleet.New(noStore{}, opts)
 	require.NoError(t, err, "the options are valid")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -126,6 +127,28 @@ func New(svc *fleet.Service, opts Options) (*Handler, error) {
 // ServeHTTP serves the API under svc.Kind().BasePath(), and the original's
 // not-found body on every other path.
 func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.h.ServeHTTP(w, r) }
+
+// nameMaxLength is the longest instance name the API accepts.
+const nameMaxLength = 32
+
+var nameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// validateName checks an instance name: ^[a-z]([-a-z0-9]*[a-z0-9])?$, at
+// most 32 characters.
+func validateName(name string) error {
+	if len(name) > nameMaxLength {
+		return fmt.Errorf("%w: name %q is longer than %d characters", fleet.ErrInvalid, name, nameMaxLength)
+	}
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%w: name %q must match %s", fleet.ErrInvalid, name, nameRE)
+	}
+	return nil
+}
+
+// orderFields is the allow-list of orderBy.
+func orderFields() []string {
+	return []string{"id", "name", "owner", "organisation", "cloud_provider", "region", "status", "instance_type", "cluster_id", "created_at", "updated_at", "status_since"}
+}
 
 func renderOpenAPI(k fleet.Kind) ([]byte, error) {
 	doc := strings.NewReplacer("{{plural}}", k.Plural, "{{name}}", k.Name, "{{Display}}", k.Display,
@@ -431,9 +454,9 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 	switch {
 	case req.Name == "":
 		return fleet.Instance{}, apiErr(33, "name is required")
-	case len(req.Name) > fleet.NameMaxLength:
-		return fleet.Instance{}, apiErr(34, "name must be at most %d characters", fleet.NameMaxLength)
-	case fleet.ValidateName(req.Name) != nil:
+	case len(req.Name) > nameMaxLength:
+		return fleet.Instance{}, apiErr(34, "name must be at most %d characters", nameMaxLength)
+	case validateName(req.Name) != nil:
 		return fleet.Instance{}, apiErr(32, "%s cluster name is invalid: %q must match ^[a-z]([-a-z0-9]*[a-z0-9])?$", s.kind.Display, req.Name)
 	}
 	if req.CloudProvider == "" {
@@ -573,8 +596,8 @@ func (s *Handler) parseListQuery(r *http.Request) (fleet.Query, error) {
 	if ob := strings.TrimSpace(v.Get("orderBy")); ob != "" {
 		for term := range strings.SplitSeq(ob, ",") {
 			f := strings.Fields(term)
-			if len(f) == 0 || len(f) > 2 || !slices.Contains(fleet.OrderFields(), f[0]) {
-				return q, apiErr(21, "invalid orderBy term %q: use a field of %s, then asc or desc", strings.TrimSpace(term), strings.Join(fleet.OrderFields(), ", "))
+			if len(f) == 0 || len(f) > 2 || !slices.Contains(orderFields(), f[0]) {
+				return q, apiErr(21, "invalid orderBy term %q: use a field of %s, then asc or desc", strings.TrimSpace(term), strings.Join(orderFields(), ", "))
 			}
 			o := fleet.Order{Field: f[0]}
 			if len(f) == 2 {

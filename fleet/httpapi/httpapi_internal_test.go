@@ -80,6 +80,15 @@ func TestOpenAPIMatchesHandler(t *testing.T) {
 	}
 }
 
+func TestValidateName(t *testing.T) {
+	for _, ok := range []string{"a", "rex", "rex-2", strings.Repeat("a", 32)} {
+		assert.NoError(t, validateName(ok), ok)
+	}
+	for _, bad := range []string{"", "Rex", "2rex", "rex-", "-rex", "re_x", "re x", strings.Repeat("a", 33)} {
+		assert.ErrorIs(t, validateName(bad), fleet.ErrInvalid, bad)
+	}
+}
+
 func TestInstanceJSONHostField(t *testing.T) {
 	deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
 	for kind, field := range map[string]string{"dinosaur": "host", "kafka": "bootstrap_server_host"} {

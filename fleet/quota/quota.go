@@ -142,7 +142,8 @@ func (q *List) entry(owner, org string) *Entry {
 	return q.Default
 }
 
-// DenyList is the reference fleet.DenyList, read from a file:
+// DenyList is the reference deny list, read from a file; its Denied
+// method is a fleet.Options.Denied:
 //
 //	users: [mallory]
 //	organisations: [evil-corp]
@@ -168,7 +169,7 @@ func LoadDenyList(path string) (*DenyList, error) {
 	return &d, nil
 }
 
-// Denied implements fleet.DenyList.
+// Denied reports whether the owner or organisation is on the list.
 func (d *DenyList) Denied(owner, organisation string) bool {
 	return slices.Contains(d.Users, owner) || (organisation != "" && slices.Contains(d.Organisations, organisation))
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 )
 
@@ -50,8 +49,6 @@ registered_users:
 	_, err = quota.ParseList([]byte("organisations: [{id: x, max_allowed: 1}]"))
 	assert.ErrorIs(t, err, quota.ErrInvalid, "unknown fields are refused")
 }
-
-var _ fleet.DenyList = (*quota.DenyList)(nil)
 
 func TestDenyList(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deny.yaml")

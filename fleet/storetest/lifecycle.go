@@ -492,7 +492,7 @@ func (d *switchDenyList) Denied(owner, _ string) bool {
 
 func testDenyList(t *testing.T, newStore NewStore) {
 	deny := &switchDenyList{}
-	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.DenyList = deny })
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Denied = deny.Denied })
 	r := h.create(t, mallory, map[string]any{"name": "evil"})
 	assertError(t, r, http.StatusForbidden, "4")
 

@@ -746,7 +746,7 @@ func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet
 	if to == "" {
 		to = u.From
 	}
-	if err := fleet.CheckClusterTransition(u.From, to); err != nil {
+	if err := fleet.CheckTransition(u.From, to); err != nil {
 		return fleet.Cluster{}, err
 	}
 	t := now()
