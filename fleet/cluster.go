@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 )
 
 // ClusterProvider creates and deletes data plane clusters. The cluster
@@ -25,41 +24,6 @@ type ClusterProvider interface {
 // → ready). Without it the cluster is ready once terraformed.
 type FleetshardChecker interface {
 	FleetshardReady(ctx context.Context, c Cluster) (bool, error)
-}
-
-// InmemClusterProvider is the in-memory ClusterProvider: clusters are
-// provisioned and deleted at once. Safe for concurrent use.
-type InmemClusterProvider struct {
-	mu      sync.Mutex
-	created map[string]bool // guarded by mu
-}
-
-var _ ClusterProvider = (*InmemClusterProvider)(nil)
-
-// Create implements ClusterProvider.
-func (p *InmemClusterProvider) Create(_ context.Context, c Cluster) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.created == nil {
-		p.created = map[string]bool{}
-	}
-	p.created[c.ID] = true
-	return nil
-}
-
-// Ready implements ClusterProvider.
-func (p *InmemClusterProvider) Ready(_ context.Context, c Cluster) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.created[c.ID], nil
-}
-
-// Delete implements ClusterProvider.
-func (p *InmemClusterProvider) Delete(_ context.Context, c Cluster) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.created, c.ID)
-	return true, nil
 }
 
 // clusterWorker drives every cluster through its statuses, one step per

@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
 
 // slowProvider is provisioned after two Ready checks, and its operator
 // comes up when operatorUp is set.
 type slowProvider struct {
-	fleet.InmemClusterProvider
+	inmem.ClusterProvider
 	checks     atomic.Int32
 	operatorUp atomic.Bool
 	deleted    atomic.Int32
@@ -87,7 +88,7 @@ func TestClusterLifecycle(t *testing.T) {
 }
 
 // failingProvider cannot create clusters.
-type failingProvider struct{ fleet.InmemClusterProvider }
+type failingProvider struct{ inmem.ClusterProvider }
 
 func (*failingProvider) Create(context.Context, fleet.Cluster) error {
 	return fleet.TerminalError(errors.New("quota exceeded in the cloud account"))

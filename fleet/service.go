@@ -38,14 +38,17 @@ type Options struct {
 
 	// Clusters are created at Run (existing IDs are kept as they are).
 	Clusters []Cluster
-	// ClusterProvider drives clusters; nil means an InmemClusterProvider.
+	// ClusterProvider drives clusters; nil means clusters that need no
+	// provisioning (provisioned and deleted at once).
 	ClusterProvider ClusterProvider
 	// Terraform installs what instances need on a provisioned cluster:
 	// the steps run in order, every pass, until all report done.
 	Terraform []func(ctx context.Context, c Cluster) (done bool, err error)
-	// DataPlane runs instances; nil means an InmemDataPlane.
+	// DataPlane runs instances; nil means one that runs them nowhere: ready
+	// at once at a made-up host (fleet/inmem.DataPlane is the in-memory
+	// one with knobs, fleet/dataplane runs them as machines).
 	DataPlane DataPlane
-	// Resources are the external resources; nil means InmemResources.
+	// Resources are the external resources; nil means none.
 	Resources ExternalResources
 	// Placement picks clusters; nil means the original's: the first cluster
 	// (by ID) that is ready, matches the instance's cloud provider, region,
@@ -129,13 +132,13 @@ func New(st Store, opts Options) (*Service, error) {
 		return nil, err
 	}
 	if opts.ClusterProvider == nil {
-		opts.ClusterProvider = &InmemClusterProvider{}
+		opts.ClusterProvider = readyClusters{}
 	}
 	if opts.DataPlane == nil {
-		opts.DataPlane = NewInmemDataPlane(InmemDataPlaneOptions{})
+		opts.DataPlane = newMemDataPlane()
 	}
 	if opts.Resources == nil {
-		opts.Resources = &InmemResources{}
+		opts.Resources = noResources{}
 	}
 	if opts.Placement == nil {
 		opts.Placement = firstReady{}

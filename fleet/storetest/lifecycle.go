@@ -20,6 +20,7 @@ import (
 	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
@@ -72,7 +73,7 @@ var (
 type Harness struct {
 	Service *fleet.Service
 	Client  *fleettest.Client
-	DP      *fleet.InmemDataPlane
+	DP      *inmem.DataPlane
 	Store   fleet.Store
 }
 
@@ -92,7 +93,7 @@ func NewHarness(t *testing.T, st fleet.Store, mutate func(*HarnessOptions)) *Har
 	secret := []byte("test-secret")
 	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
-	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
+	dp := inmem.NewDataPlane(inmem.DataPlaneOptions{Listen: true})
 	opts := HarnessOptions{Options: fleet.Options{
 		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 		Interval: 250 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
@@ -519,9 +520,9 @@ func testNoCapacity(t *testing.T, newStore NewStore) {
 }
 
 func testDataPlaneFailure(t *testing.T, newStore NewStore) {
-	var dp *fleet.InmemDataPlane
+	var dp *inmem.DataPlane
 	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
-		dp = fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Fail: func(i fleet.Instance) string {
+		dp = inmem.NewDataPlane(inmem.DataPlaneOptions{Fail: func(i fleet.Instance) string {
 			if i.Name == "doomed" {
 				return "data plane: out of dinosaur eggs"
 			}
@@ -648,7 +649,7 @@ func testFailover(t *testing.T, newStore NewStore, replicas int) {
 	secret := []byte("test-secret")
 	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
-	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{ReadyAfter: 30 * time.Millisecond})
+	dp := inmem.NewDataPlane(inmem.DataPlaneOptions{ReadyAfter: 30 * time.Millisecond})
 	const ttl = 800 * time.Millisecond
 	start := func(name string, store fleet.Store) *fleettest.Client {
 		svc, err := fleet.New(store, fleet.Options{
@@ -717,7 +718,7 @@ func testDataPlaneDrift(t *testing.T, newStore NewStore) {
 }
 
 // runningIDs returns the IDs of the instances dp runs.
-func runningIDs(t *testing.T, dp *fleet.InmemDataPlane) []string {
+func runningIDs(t *testing.T, dp *inmem.DataPlane) []string {
 	t.Helper()
 	insts, err := dp.Running(context.Background())
 	require.NoError(t, err)
