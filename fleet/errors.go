@@ -6,8 +6,8 @@ import (
 )
 
 // Errors returned by this package and by Store implementations. Callers
-// test them with errors.Is; the HTTP handler maps them to the original's
-// error codes in one place (see writeError).
+// test them with errors.Is; fleet/httpapi maps them to the original's
+// error codes in one place.
 var (
 	// ErrNotFound means no live or soft-deleted row has the ID.
 	ErrNotFound = errors.New("fleet: not found")

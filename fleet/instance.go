@@ -58,7 +58,7 @@ type Cluster struct {
 	FailedReason  string
 	// InstanceTypes it accepts; empty means any.
 	InstanceTypes []string
-	// Capacity in units (see PlacementOptions.Units); 0 means unlimited.
+	// Capacity in units (see Options.Units); 0 means unlimited.
 	Capacity    int
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
