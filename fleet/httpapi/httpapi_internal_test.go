@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -97,5 +98,45 @@ func TestInstanceJSONHostField(t *testing.T) {
 		m := s.instanceJSON(fleet.Instance{ID: "x", Host: "h:1"})
 		assert.Equal(t, "h:1", m[field])
 		assert.Equal(t, k.Display, m["kind"])
+	}
+}
+
+// racingStore holds one ready instance of alice's whose status swaps are
+// lost the first lose times: a worker keeps moving it.
+type racingStore struct {
+	nopStore
+	lose  int
+	tries int
+}
+
+func (s *racingStore) GetInstance(context.Context, string) (fleet.Instance, error) {
+	return fleet.Instance{ID: "x", Kind: "dinosaur", Owner: "alice", Status: fleet.StatusReady}, nil
+}
+
+func (s *racingStore) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instance, error) {
+	s.tries++
+	if s.tries <= s.lose {
+		return fleet.Instance{}, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(fleet.StatusFailed)}
+	}
+	return fleet.Instance{ID: u.ID, Status: u.To}, nil
+}
+
+// TestDeleteRetriesLostSwaps: a delete retries the status swap it loses
+// and answers 202 once one is recorded; a delete that never wins answers
+// 409, never a 202 for a delete that was not recorded.
+func TestDeleteRetriesLostSwaps(t *testing.T) {
+	alice := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{Username: "alice"}, nil })
+	for _, tt := range []struct {
+		lose, code int
+	}{{0, http.StatusAccepted}, {5, http.StatusAccepted}, {1000, http.StatusConflict}} {
+		st := &racingStore{lose: tt.lose}
+		svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur})
+		require.NoError(t, err)
+		s, err := New(svc, Options{Auth: alice})
+		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodDelete, fleet.Dinosaur.BasePath()+"/dinosaurs/x?async=true", nil))
+		assert.Equal(t, tt.code, rec.Code, "after %d lost swaps: %s", tt.lose, rec.Body)
+		assert.Equal(t, min(tt.lose+1, len(fleet.Statuses())+1), st.tries)
 	}
 }
