@@ -10,7 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DefaultClusters is one local cluster for DefaultCloudProviders.
+// DefaultClusters is one local cluster in the region of
+// httpapi.DefaultCloudProviders (aws, us-east-1).
 func DefaultClusters() []Cluster {
 	return []Cluster{{ID: "local", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: ClusterAccepted}}
 }
