@@ -24,10 +24,10 @@
 //     machines.Provider and a rollout.Router (a balancer, local or remote).
 //     Assembled by examples/machine-manager and examples/quickstart.
 //   - [github.com/fleetkit/fleetkit/fleet]: a managed-service fleet manager
-//     generic over the resource kind: REST API, per-status workers
-//     (fleet.Reconciler), quota, clusters and placement, leader election.
-//     Stores: fleet/sqlite (embedded default) and fleet/postgres. Assembled
-//     by examples/fleet-manager.
+//     generic over the resource kind: per-status workers, clusters and
+//     placement, leader election; its REST API is fleet/httpapi (with
+//     fleet/auth and fleet/quota). Stores: fleet/sqlite (embedded default),
+//     fleet/postgres and fleet/inmem. Assembled by examples/fleet-manager.
 //   - [github.com/fleetkit/fleetkit/deprecation]: deprecated and removed
 //     Kubernetes apiVersions in manifests (deprecation.Checker) and in
 //     deployed Helm releases (deprecation.ReleaseScanner, implemented by

@@ -130,7 +130,7 @@ func writeError(w http.ResponseWriter, err error) {
 		httpjson.WriteError(w, he)
 		return
 	}
-	httpjson.WriteError(w, httpjson.Errorf(StatusOfError(err), "%s", err.Error()))
+	httpjson.WriteError(w, httpjson.Errorf(statusOfError(err), "%s", err.Error()))
 }
 
 var errForbidden = httpjson.Errorf(http.StatusForbidden, "wrong or missing secret")

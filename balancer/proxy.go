@@ -323,7 +323,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	body, err := p.readBody(r)
 	if err != nil {
-		p.count(lang, nil, StatusOfError(err))
+		p.count(lang, nil, statusOfError(err))
 		httpjson.WriteError(w, err)
 		return
 	}
@@ -483,12 +483,12 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, be *Backend, up *
 // how net/http (and Server's fast path) close the connection at once.
 func abortAnswer(http.ResponseWriter) { panic(http.ErrAbortHandler) }
 
-// StatusOfError returns the HTTP status an error of this package (or an
+// statusOfError returns the HTTP status an error of this package (or an
 // *httpjson.Error) is answered with: 503 for ErrNoBackend, 404 for
 // ErrUnknownBackend, 400 for ErrInvalidBackend and ErrInvalidRatio, 403 for
 // ErrForbidden, the carried status for an *httpjson.Error or *StatusError,
 // 500 otherwise.
-func StatusOfError(err error) int {
+func statusOfError(err error) int {
 	var se *StatusError
 	switch {
 	case errors.As(err, &se):

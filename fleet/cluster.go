@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 )
 
 // ClusterProvider creates and deletes data plane clusters. The cluster
@@ -27,52 +26,13 @@ type FleetshardChecker interface {
 	FleetshardReady(ctx context.Context, c Cluster) (bool, error)
 }
 
-// TerraformStep installs something instances need on a provisioned
-// cluster; steps run in order, every pass, until all report done.
-type TerraformStep func(ctx context.Context, c Cluster) (done bool, err error)
-
-// InmemClusterProvider is the in-memory ClusterProvider: clusters are
-// provisioned and deleted at once. Safe for concurrent use.
-type InmemClusterProvider struct {
-	mu      sync.Mutex
-	created map[string]bool // guarded by mu
-}
-
-var _ ClusterProvider = (*InmemClusterProvider)(nil)
-
-// Create implements ClusterProvider.
-func (p *InmemClusterProvider) Create(_ context.Context, c Cluster) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.created == nil {
-		p.created = map[string]bool{}
-	}
-	p.created[c.ID] = true
-	return nil
-}
-
-// Ready implements ClusterProvider.
-func (p *InmemClusterProvider) Ready(_ context.Context, c Cluster) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.created[c.ID], nil
-}
-
-// Delete implements ClusterProvider.
-func (p *InmemClusterProvider) Delete(_ context.Context, c Cluster) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.created, c.ID)
-	return true, nil
-}
-
 // clusterWorker drives every cluster through its statuses, one step per
 // pass. It is level-based: each pass reads the clusters and moves each one
 // as far as its provider allows.
 type clusterWorker struct {
 	st        Store
 	provider  ClusterProvider
-	terraform []TerraformStep
+	terraform []func(context.Context, Cluster) (bool, error)
 }
 
 func (w *clusterWorker) pass(ctx context.Context, fence Fence) error {
@@ -93,7 +53,7 @@ func (w *clusterWorker) step(ctx context.Context, fence Fence, c Cluster) error 
 	for {
 		next, err := w.next(ctx, c)
 		if err != nil {
-			if !IsTerminal(err) {
+			if !isTerminal(err) {
 				return err
 			}
 			reason := err.Error()

@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
 
 // slowProvider is provisioned after two Ready checks, and its operator
 // comes up when operatorUp is set.
 type slowProvider struct {
-	fleet.InmemClusterProvider
+	inmem.ClusterProvider
 	checks     atomic.Int32
 	operatorUp atomic.Bool
 	deleted    atomic.Int32
@@ -52,11 +53,9 @@ func TestClusterLifecycle(t *testing.T) {
 	st := memStore(t)
 	p := &slowProvider{}
 	var terraformed atomic.Int32
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: []byte("s")})
-	require.NoError(t, err)
 	svc, err := fleet.New(st, fleet.Options{
-		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
-		Terraform: []fleet.TerraformStep{func(context.Context, fleet.Cluster) (bool, error) {
+		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
+		Terraform: []func(context.Context, fleet.Cluster) (bool, error){func(context.Context, fleet.Cluster) (bool, error) {
 			return terraformed.Add(1) > 1, nil // done on the second pass
 		}},
 		Interval: 20 * time.Millisecond, RetryInterval: 10 * time.Millisecond,
@@ -89,7 +88,7 @@ func TestClusterLifecycle(t *testing.T) {
 }
 
 // failingProvider cannot create clusters.
-type failingProvider struct{ fleet.InmemClusterProvider }
+type failingProvider struct{ inmem.ClusterProvider }
 
 func (*failingProvider) Create(context.Context, fleet.Cluster) error {
 	return fleet.TerminalError(errors.New("quota exceeded in the cloud account"))
@@ -97,9 +96,7 @@ func (*failingProvider) Create(context.Context, fleet.Cluster) error {
 
 func TestClusterProviderTerminalError(t *testing.T) {
 	st := memStore(t)
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: []byte("s")})
-	require.NoError(t, err)
-	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(),
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(),
 		ClusterProvider: &failingProvider{}, Interval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,8 +6,8 @@ import (
 )
 
 // Errors returned by this package and by Store implementations. Callers
-// test them with errors.Is; the HTTP handler maps them to the original's
-// error codes in one place (see writeError).
+// test them with errors.Is; fleet/httpapi maps them to the original's
+// error codes in one place.
 var (
 	// ErrNotFound means no live or soft-deleted row has the ID.
 	ErrNotFound = errors.New("fleet: not found")
@@ -33,19 +33,8 @@ var (
 	ErrLeaseHeld = errors.New("fleet: lease held by another replica")
 	// ErrInvalid wraps every validation failure of a request or a value.
 	ErrInvalid = errors.New("fleet: invalid")
-	// ErrBadSearch wraps every reason a search expression is refused.
-	ErrBadSearch = errors.New("fleet: bad search")
 	// ErrNoCapacity means no cluster can take the instance now.
 	ErrNoCapacity = errors.New("fleet: no cluster has capacity")
-	// ErrMaxInstances means the owner or organisation reached its maximum
-	// number of instances.
-	ErrMaxInstances = errors.New("fleet: maximum allowed instances reached")
-	// ErrInsufficientQuota means the quota does not allow the instance type.
-	ErrInsufficientQuota = errors.New("fleet: insufficient quota")
-	// ErrDenied means the owner or organisation is on the deny list.
-	ErrDenied = errors.New("fleet: denied")
-	// ErrUnauthenticated means the request carries no valid bearer token.
-	ErrUnauthenticated = errors.New("fleet: not authenticated")
 )
 
 // ConflictError is returned by a compare-and-swap update that lost: the row

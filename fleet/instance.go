@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/binary"
-	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -40,10 +38,10 @@ type Instance struct {
 }
 
 // Scope is what names are unique within: the organisation, else the owner.
-func (i Instance) Scope() string { return ScopeOf(i.Owner, i.Organisation) }
+func (i Instance) Scope() string { return scopeOf(i.Owner, i.Organisation) }
 
-// ScopeOf returns the uniqueness and visibility scope of an owner.
-func ScopeOf(owner, organisation string) string {
+// scopeOf returns the uniqueness and visibility scope of an owner.
+func scopeOf(owner, organisation string) string {
 	if organisation != "" {
 		return "org:" + organisation
 	}
@@ -60,28 +58,11 @@ type Cluster struct {
 	FailedReason  string
 	// InstanceTypes it accepts; empty means any.
 	InstanceTypes []string
-	// Capacity in units (see PlacementOptions.Units); 0 means unlimited.
+	// Capacity in units (see Options.Units); 0 means unlimited.
 	Capacity    int
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	StatusSince time.Time
-}
-
-// NameMaxLength is the longest instance name the API accepts.
-const NameMaxLength = 32
-
-var nameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-
-// ValidateName checks an instance name: ^[a-z]([-a-z0-9]*[a-z0-9])?$, at
-// most 32 characters.
-func ValidateName(name string) error {
-	if len(name) > NameMaxLength {
-		return fmt.Errorf("%w: name %q is longer than %d characters", ErrInvalid, name, NameMaxLength)
-	}
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%w: name %q must match %s", ErrInvalid, name, nameRE)
-	}
-	return nil
 }
 
 // xidEncoding is the alphabet of xid (base32hex, lower case).

@@ -17,12 +17,15 @@ type Kind struct {
 	// Display is the name in JSON bodies: "Dinosaur"; "" means Name with
 	// its first letter upper-cased.
 	Display string
+	// HostField is the JSON name of Instance.Host in API bodies; "" means
+	// "host" (Kafka's is "bootstrap_server_host").
+	HostField string
 }
 
 // The kinds of the seeds. Treat them as constants.
 var (
 	Dinosaur = Kind{Name: "dinosaur", Plural: "dinosaurs", Display: "Dinosaur"}
-	Kafka    = Kind{Name: "kafka", Plural: "kafkas", Display: "Kafka"}
+	Kafka    = Kind{Name: "kafka", Plural: "kafkas", Display: "Kafka", HostField: "bootstrap_server_host"}
 )
 
 var kindNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
@@ -40,6 +43,9 @@ func (k Kind) Normalize() (Kind, error) {
 	}
 	if k.Display == "" {
 		k.Display = strings.ToUpper(k.Name[:1]) + k.Name[1:]
+	}
+	if k.HostField == "" {
+		k.HostField = "host"
 	}
 	return k, nil
 }

@@ -9,15 +9,13 @@ import (
 
 const namespace = "fleetkit_fleet"
 
-// serviceMetrics are the metrics of a Service: workers, instances, API and
-// leadership.
+// serviceMetrics are the metrics of a Service: workers, instances and
+// leadership (fleet/httpapi has the API's).
 type serviceMetrics struct {
 	reconcileDuration *prometheus.HistogramVec
 	reconciles        *prometheus.CounterVec
 	instances         *prometheus.GaugeVec
 	sinceCreated      *prometheus.HistogramVec
-	apiRequests       *prometheus.CounterVec
-	apiDuration       *prometheus.HistogramVec
 	leader            *prometheus.GaugeVec
 }
 
@@ -43,15 +41,6 @@ func newServiceMetrics(reg prometheus.Registerer, kind string) (*serviceMetrics,
 			Help:    "Time from an instance's creation to its entering a status, by status.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 3, 12),
 		}, []string{"status"}),
-		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "api_requests_total",
-			Help: "API requests by route, method and status code.",
-		}, []string{"route", "method", "code"}),
-		apiDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "api_request_duration_seconds",
-			Help:    "API request latency by route and method.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
-		}, []string{"route", "method"}),
 		leader: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "leader",
 			Help: "1 while this replica holds the lease of a worker, by worker.",
@@ -61,7 +50,7 @@ func newServiceMetrics(reg prometheus.Registerer, kind string) (*serviceMetrics,
 		return m, nil
 	}
 	reg = prometheus.WrapRegistererWith(prometheus.Labels{"kind": kind}, reg)
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.reconciles, m.instances, m.sinceCreated, m.apiRequests, m.apiDuration, m.leader} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.reconciles, m.instances, m.sinceCreated, m.leader} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

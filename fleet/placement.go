@@ -20,33 +20,25 @@ type Placement interface {
 	Place(inst Instance, units int, clusters []ClusterUsage) (string, error)
 }
 
-// PlacementFunc adapts a function to Placement.
-type PlacementFunc func(inst Instance, units int, clusters []ClusterUsage) (string, error)
-
-// Place calls f.
-func (f PlacementFunc) Place(inst Instance, units int, clusters []ClusterUsage) (string, error) {
-	return f(inst, units, clusters)
-}
-
-// FirstReady is the default Placement, the original's: the first cluster
+// firstReady is the default Placement, the original's: the first cluster
 // (by ID) that is ready, matches the instance's cloud provider, region,
 // multi-AZ and instance type, and has units free.
-type FirstReady struct{}
+type firstReady struct{}
 
-var _ Placement = FirstReady{}
+var _ Placement = firstReady{}
 
 // Place implements Placement.
-func (FirstReady) Place(inst Instance, units int, clusters []ClusterUsage) (string, error) {
+func (firstReady) Place(inst Instance, units int, clusters []ClusterUsage) (string, error) {
 	for _, c := range clusters {
-		if Fits(c, inst, units) {
+		if fits(c, inst, units) {
 			return c.ID, nil
 		}
 	}
 	return "", fmt.Errorf("%w: %s %s %s", ErrNoCapacity, inst.CloudProvider, inst.Region, inst.InstanceType)
 }
 
-// Fits reports whether the instance could go to c now.
-func Fits(c ClusterUsage, inst Instance, units int) bool {
+// fits reports whether the instance could go to c now.
+func fits(c ClusterUsage, inst Instance, units int) bool {
 	return c.Status == ClusterReady &&
 		c.CloudProvider == inst.CloudProvider &&
 		c.Region == inst.Region &&

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// Request names the instance a Reconciler converges and the fencing token
+// request names the instance a reconciler converges and the fencing token
 // its writes must carry (zero when no leader election runs).
-type Request struct {
+type request struct {
 	ID    string
 	Fence Fence
 	// Instance, when set, is the row as this process just wrote it (the
@@ -19,15 +19,15 @@ type Request struct {
 	Instance *Instance
 }
 
-// Result says when to look at the instance again. The zero Result is
+// result says when to look at the instance again. The zero result is
 // "done": the instance is looked at again only when its status changes or
 // at the worker's resync interval.
-type Result struct {
+type result struct {
 	// RequeueAfter, when positive, asks for another pass after it.
 	RequeueAfter time.Duration
 }
 
-// Reconciler converges one instance towards what its status asks for. It is
+// reconciler converges one instance towards what its status asks for. It is
 // level-based: it reads the instance on every pass and acts on what it
 // finds, so a repeated or late pass does no harm. Status changes go through
 // compare-and-swap updates carrying req.Fence.
@@ -37,15 +37,15 @@ type Result struct {
 // error's text as its reason. Reconcile must return soon after ctx is done.
 // The runtime calls it from several goroutines, never twice at once for
 // the same instance.
-type Reconciler interface {
-	Reconcile(ctx context.Context, req Request) (Result, error)
+type reconciler interface {
+	Reconcile(ctx context.Context, req request) (result, error)
 }
 
-// ReconcilerFunc adapts a function to Reconciler.
-type ReconcilerFunc func(ctx context.Context, req Request) (Result, error)
+// reconcilerFunc adapts a function to reconciler.
+type reconcilerFunc func(ctx context.Context, req request) (result, error)
 
 // Reconcile calls f.
-func (f ReconcilerFunc) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (f reconcilerFunc) Reconcile(ctx context.Context, req request) (result, error) {
 	return f(ctx, req)
 }
 
@@ -63,29 +63,29 @@ type terminalError struct{ err error }
 func (e *terminalError) Error() string { return e.err.Error() }
 func (e *terminalError) Unwrap() error { return e.err }
 
-// IsTerminal reports whether err (or an error it wraps) came from
+// isTerminal reports whether err (or an error it wraps) came from
 // TerminalError.
-func IsTerminal(err error) bool {
+func isTerminal(err error) bool {
 	var t *terminalError
 	return errors.As(err, &t)
 }
 
-// Notifier tells the worker of a status at once which instance entered it
+// notifier tells the worker of a status at once which instance entered it
 // (with the row as written), so a state change costs no tick latency and
 // no query. It is
 // in-process: replicas learn of each other's changes by the workers'
-// resync interval. The zero value is not usable; use NewNotifier. Safe for
+// resync interval. The zero value is not usable; use newNotifier. Safe for
 // concurrent use; Notify never blocks.
-type Notifier struct {
+type notifier struct {
 	mu   sync.Mutex
-	subs map[Status][]*Subscription // guarded by mu
+	subs map[Status][]*subscription // guarded by mu
 }
 
-// NewNotifier returns a Notifier with no subscribers.
-func NewNotifier() *Notifier { return &Notifier{subs: map[Status][]*Subscription{}} }
+// newNotifier returns a notifier with no subscribers.
+func newNotifier() *notifier { return &notifier{subs: map[Status][]*subscription{}} }
 
-// Subscription receives the IDs of the instances that entered one status.
-type Subscription struct {
+// subscription receives the IDs of the instances that entered one status.
+type subscription struct {
 	c  chan struct{}
 	mu sync.Mutex
 	// pending is guarded by mu: the instances that entered the status, by
@@ -94,10 +94,10 @@ type Subscription struct {
 }
 
 // C receives after IDs were added; wake-ups coalesce.
-func (s *Subscription) C() <-chan struct{} { return s.c }
+func (s *subscription) C() <-chan struct{} { return s.c }
 
 // Drain returns and forgets the pending instances.
-func (s *Subscription) Drain() []Instance {
+func (s *subscription) Drain() []Instance {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Instance, 0, len(s.pending))
@@ -110,7 +110,7 @@ func (s *Subscription) Drain() []Instance {
 
 // forget drops the pending instances with these IDs: a list pass read
 // them since, so their snapshots are stale.
-func (s *Subscription) forget(ids []string) {
+func (s *subscription) forget(ids []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
@@ -119,7 +119,7 @@ func (s *Subscription) forget(ids []string) {
 }
 
 // Notify tells every subscriber of inst.Status that inst entered it.
-func (n *Notifier) Notify(inst Instance) {
+func (n *notifier) Notify(inst Instance) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, sub := range n.subs[inst.Status] {
@@ -134,8 +134,8 @@ func (n *Notifier) Notify(inst Instance) {
 }
 
 // Subscribe returns a subscription to s and a function that ends it.
-func (n *Notifier) Subscribe(s Status) (*Subscription, func()) {
-	sub := &Subscription{c: make(chan struct{}, 1), pending: map[string]Instance{}}
+func (n *notifier) Subscribe(s Status) (*subscription, func()) {
+	sub := &subscription{c: make(chan struct{}, 1), pending: map[string]Instance{}}
 	n.mu.Lock()
 	n.subs[s] = append(n.subs[s], sub)
 	n.mu.Unlock()
@@ -155,7 +155,7 @@ func (n *Notifier) Subscribe(s Status) (*Subscription, func()) {
 // notifyingStore wakes workers after every successful instance write.
 type notifyingStore struct {
 	Store
-	n *Notifier
+	n *notifier
 }
 
 func (s notifyingStore) CreateInstance(ctx context.Context, inst Instance) error {
@@ -182,6 +182,6 @@ func (s notifyingStore) UpdateInstance(ctx context.Context, u Update) (Instance,
 	return inst, err
 }
 
-// NotifyingStore returns s wrapped so that every instance creation and
+// newNotifyingStore returns s wrapped so that every instance creation and
 // status change wakes the workers of the new status through n.
-func NotifyingStore(s Store, n *Notifier) Store { return notifyingStore{Store: s, n: n} }
+func newNotifyingStore(s Store, n *notifier) Store { return notifyingStore{Store: s, n: n} }

@@ -9,24 +9,21 @@ import (
 	"time"
 )
 
-// Runtime defaults.
+// Defaults of the runtime that Options do not set.
 const (
-	DefaultInterval    = 5 * time.Second
-	DefaultConcurrency = 4
-	DefaultBaseBackoff = 100 * time.Millisecond
-	DefaultMaxBackoff  = 30 * time.Second
-	DefaultLeaseTTL    = 15 * time.Second
-	// DefaultBatch is how many instances of a status one pass lists.
-	DefaultBatch = MaxPageSize
+	defaultBaseBackoff = 100 * time.Millisecond
+	defaultMaxBackoff  = 30 * time.Second
+	// defaultBatch is how many instances of a status one pass lists.
+	defaultBatch = MaxPageSize
 )
 
-// Worker runs a Reconciler over the instances in one status.
-type Worker struct {
+// statusWorker runs a reconciler over the instances in one status.
+type statusWorker struct {
 	// Name is the lease name and metrics label; "" means the status.
 	Name   string
 	Status Status
-	// Reconciler is called for each instance in Status.
-	Reconciler Reconciler
+	// reconciler is called for each instance in Status.
+	Reconciler reconciler
 	// Interval is the resync period: every instance in Status is looked at
 	// again at least this often, and changes made by other replicas are
 	// seen within it. 0 means DefaultInterval. Changes made in this process
@@ -44,9 +41,9 @@ type Worker struct {
 	BaseBackoff, MaxBackoff time.Duration
 }
 
-// Job is periodic work that is not per instance (the general worker, the
-// cluster worker). It runs under its own lease like a Worker.
-type Job struct {
+// job is periodic work that is not per instance (the general worker, the
+// cluster worker). It runs under its own lease like a statusWorker.
+type job struct {
 	Name     string
 	Interval time.Duration
 	// Everywhere runs the job on every replica, outside leader election
@@ -57,13 +54,13 @@ type Job struct {
 	Run func(ctx context.Context, fence Fence) error
 }
 
-// RuntimeOptions configures a Runtime.
-type RuntimeOptions struct {
+// runtimeOptions configures a runtime.
+type runtimeOptions struct {
 	// Kind is the kind whose instances the workers see (required).
 	Kind string
-	// Notifier wakes workers on status changes; nil means a private one
+	// notifier wakes workers on status changes; nil means a private one
 	// (then only the workers' own changes wake them).
-	Notifier *Notifier
+	Notifier *notifier
 	// Leases enables leader election: each worker and job runs only while
 	// this replica holds the lease of its name. Nil means no election (one
 	// replica); writes then carry no fence.
@@ -80,20 +77,20 @@ type RuntimeOptions struct {
 	metrics *serviceMetrics
 }
 
-// Runtime runs workers and jobs until its context ends.
-type Runtime struct {
+// runtime runs workers and jobs until its context ends.
+type runtime struct {
 	st      Store
-	workers []Worker
-	jobs    []Job
-	opts    RuntimeOptions
+	workers []statusWorker
+	jobs    []job
+	opts    runtimeOptions
 	log     *slog.Logger
 	m       *serviceMetrics
 }
 
-// NewRuntime validates the workers and jobs and returns a Runtime. st
-// should be a NotifyingStore on opts.Notifier so that workers wake each
+// newRuntime validates the workers and jobs and returns a runtime. st
+// should be a newNotifyingStore on opts.Notifier so that workers wake each
 // other.
-func NewRuntime(st Store, workers []Worker, jobs []Job, opts RuntimeOptions) (*Runtime, error) {
+func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOptions) (*runtime, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: runtime needs a store", ErrInvalid)
 	}
@@ -101,7 +98,7 @@ func NewRuntime(st Store, workers []Worker, jobs []Job, opts RuntimeOptions) (*R
 		return nil, fmt.Errorf("%w: runtime needs a kind", ErrInvalid)
 	}
 	if opts.Notifier == nil {
-		opts.Notifier = NewNotifier()
+		opts.Notifier = newNotifier()
 	}
 	if opts.Holder == "" {
 		opts.Holder = NewID()
@@ -121,7 +118,7 @@ func NewRuntime(st Store, workers []Worker, jobs []Job, opts RuntimeOptions) (*R
 		}
 	}
 	names := map[string]bool{}
-	ws := make([]Worker, len(workers))
+	ws := make([]statusWorker, len(workers))
 	for i, w := range workers {
 		if !w.Status.Valid() || w.Reconciler == nil {
 			return nil, fmt.Errorf("%w: worker %d needs a valid status and a reconciler", ErrInvalid, i)
@@ -136,10 +133,10 @@ func NewRuntime(st Store, workers []Worker, jobs []Job, opts RuntimeOptions) (*R
 			w.Concurrency = DefaultConcurrency
 		}
 		if w.BaseBackoff <= 0 {
-			w.BaseBackoff = DefaultBaseBackoff
+			w.BaseBackoff = defaultBaseBackoff
 		}
 		if w.MaxBackoff <= 0 {
-			w.MaxBackoff = DefaultMaxBackoff
+			w.MaxBackoff = defaultMaxBackoff
 		}
 		if names[w.Name] {
 			return nil, fmt.Errorf("%w: two workers named %q", ErrInvalid, w.Name)
@@ -159,13 +156,13 @@ func NewRuntime(st Store, workers []Worker, jobs []Job, opts RuntimeOptions) (*R
 			jobs[i].Interval = DefaultInterval
 		}
 	}
-	return &Runtime{st: st, workers: ws, jobs: jobs, opts: opts, log: log, m: m}, nil
+	return &runtime{st: st, workers: ws, jobs: jobs, opts: opts, log: log, m: m}, nil
 }
 
 // Run runs every worker and job, each under its lease when leader election
 // is on, until ctx is done; then it waits for them to stop and releases
 // its leases. It returns nil after a clean stop.
-func (r *Runtime) Run(ctx context.Context) error {
+func (r *runtime) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, w := range r.workers {
 		wg.Go(func() {
@@ -187,7 +184,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 
 // lead runs fn while this replica holds the lease name (or always without
 // election). fn must return soon after its context is done.
-func (r *Runtime) lead(ctx context.Context, name string, fn func(context.Context, Fence)) {
+func (r *runtime) lead(ctx context.Context, name string, fn func(context.Context, Fence)) {
 	if r.opts.Leases == nil {
 		fn(ctx, Fence{})
 		return
@@ -262,7 +259,7 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (r *Runtime) runJob(ctx context.Context, j Job, fence Fence) {
+func (r *runtime) runJob(ctx context.Context, j job, fence Fence) {
 	t := time.NewTicker(j.Interval)
 	defer t.Stop()
 	for {
@@ -285,7 +282,7 @@ type workerState struct {
 	failures map[string]int       // guarded by mu: consecutive errors
 }
 
-func (r *Runtime) runWorker(ctx context.Context, w Worker, fence Fence) {
+func (r *runtime) runWorker(ctx context.Context, w statusWorker, fence Fence) {
 	sub, unsubscribe := r.opts.Notifier.Subscribe(w.Status)
 	defer unsubscribe()
 	kick := make(chan struct{}, 1)
@@ -355,9 +352,9 @@ func (r *Runtime) runWorker(ctx context.Context, w Worker, fence Fence) {
 
 // dispatch starts a reconcile of inst unless one is in flight or a retry
 // of it is not due yet; fresh says inst was just written by this process
-// (the reconciler gets it as Request.Instance). It blocks while the worker
+// (the reconciler gets it as request.Instance). It blocks while the worker
 // is at its concurrency bound and returns false when ctx is done.
-func (r *Runtime) dispatch(ctx context.Context, w Worker, fence Fence, st *workerState, sem chan struct{}, wg *sync.WaitGroup, poke func(), inst Instance, fresh bool) bool {
+func (r *runtime) dispatch(ctx context.Context, w statusWorker, fence Fence, st *workerState, sem chan struct{}, wg *sync.WaitGroup, poke func(), inst Instance, fresh bool) bool {
 	st.mu.Lock()
 	due, hasDue := st.due[inst.ID]
 	ready := !st.inflight[inst.ID] && (!hasDue || !time.Now().Before(due))
@@ -388,9 +385,9 @@ func (r *Runtime) dispatch(ctx context.Context, w Worker, fence Fence, st *worke
 // It reports whether to list the next page at once (a full page was
 // dispatched) and the earliest future time something falls due. The rows
 // it reads replace the pending notifications of the same instances.
-func (r *Runtime) pass(ctx context.Context, w Worker, fence Fence, st *workerState, sub *Subscription, sem chan struct{}, wg *sync.WaitGroup, poke func(), page int) (bool, time.Time) {
+func (r *runtime) pass(ctx context.Context, w statusWorker, fence Fence, st *workerState, sub *subscription, sem chan struct{}, wg *sync.WaitGroup, poke func(), page int) (bool, time.Time) {
 	insts, _, err := r.st.ListInstances(ctx, Query{Kind: r.opts.Kind, Statuses: []Status{w.Status},
-		OrderBy: []Order{{Field: "status_since"}}, Size: DefaultBatch, Page: page})
+		OrderBy: []Order{{Field: "status_since"}}, Size: defaultBatch, Page: page})
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("fleet: list instances", "worker", w.Name, "err", err)
@@ -442,36 +439,36 @@ func (r *Runtime) pass(ctx context.Context, w Worker, fence Fence, st *workerSta
 		}
 		dispatched++
 	}
-	return dispatched > 0 && len(insts) == DefaultBatch, earliest
+	return dispatched > 0 && len(insts) == defaultBatch, earliest
 }
 
-func (r *Runtime) reconcileOne(ctx context.Context, w Worker, fence Fence, st *workerState, inst Instance, fresh bool, poke func()) {
+func (r *runtime) reconcileOne(ctx context.Context, w statusWorker, fence Fence, st *workerState, inst Instance, fresh bool, poke func()) {
 	start := time.Now()
-	req := Request{ID: inst.ID, Fence: fence}
+	req := request{ID: inst.ID, Fence: fence}
 	if fresh {
 		req.Instance = &inst
 	}
 	res, err := w.Reconciler.Reconcile(ctx, req)
 	r.m.reconcileDuration.WithLabelValues(w.Name).Observe(time.Since(start).Seconds())
 	var after time.Duration
-	result := "done"
+	outcome := "done"
 	switch {
-	case err != nil && IsTerminal(err):
-		result = "terminal"
+	case err != nil && isTerminal(err):
+		outcome = "terminal"
 		if ferr := r.fail(ctx, w, fence, inst, err.Error()); ferr != nil {
 			after = r.backoff(w, st, inst.ID)
 		}
 	case err != nil:
-		result = "error"
+		outcome = "error"
 		after = r.backoff(w, st, inst.ID)
 		if ctx.Err() == nil {
 			r.log.Info("fleet: reconcile failed; will retry", "worker", w.Name, "id", inst.ID, "retry_in", after, "err", err)
 		}
 	case res.RequeueAfter > 0:
-		result = "requeue"
+		outcome = "requeue"
 		after = res.RequeueAfter
 	}
-	r.m.reconciles.WithLabelValues(w.Name, result).Inc()
+	r.m.reconciles.WithLabelValues(w.Name, outcome).Inc()
 	st.mu.Lock()
 	delete(st.inflight, inst.ID)
 	if err == nil {
@@ -486,7 +483,7 @@ func (r *Runtime) reconcileOne(ctx context.Context, w Worker, fence Fence, st *w
 	}
 }
 
-func (r *Runtime) backoff(w Worker, st *workerState, id string) time.Duration {
+func (r *runtime) backoff(w statusWorker, st *workerState, id string) time.Duration {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	n := st.failures[id]
@@ -501,7 +498,7 @@ func (r *Runtime) backoff(w Worker, st *workerState, id string) time.Duration {
 	return d
 }
 
-func (r *Runtime) timeout(ctx context.Context, w Worker, fence Fence, inst Instance) {
+func (r *runtime) timeout(ctx context.Context, w statusWorker, fence Fence, inst Instance) {
 	reason := fmt.Sprintf("%s timed out in status %s after %s", inst.ID, inst.Status, w.Timeout)
 	if w.TimeoutReason != nil {
 		reason = w.TimeoutReason(inst)
@@ -512,7 +509,7 @@ func (r *Runtime) timeout(ctx context.Context, w Worker, fence Fence, inst Insta
 }
 
 // fail moves inst from the worker's status to failed with reason.
-func (r *Runtime) fail(ctx context.Context, w Worker, fence Fence, inst Instance, reason string) error {
+func (r *runtime) fail(ctx context.Context, w statusWorker, fence Fence, inst Instance, reason string) error {
 	_, err := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: w.Status, To: StatusFailed, FailedReason: &reason, Fence: fence})
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 		r.log.Warn("fleet: fail instance", "worker", w.Name, "id", inst.ID, "reason", reason, "err", err)

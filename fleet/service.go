@@ -5,85 +5,63 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/yaml"
 )
 
-// CloudProvider is a cloud instances may be placed on.
-type CloudProvider struct {
-	ID          string
-	DisplayName string
-	Regions     []Region
-}
-
-// Region is a region of a CloudProvider.
-type Region struct {
-	ID          string
-	DisplayName string
-	// InstanceTypes the region supports; the first is the default of a
-	// create without a plan.
-	InstanceTypes []string
-	// Limits caps the live instances of a type in the region (absent: no
-	// cap); a create over it is refused with code 24.
-	Limits map[string]int
-}
-
-// DefaultCloudProviders is the original's default: aws, us-east-1.
-func DefaultCloudProviders() []CloudProvider {
-	return []CloudProvider{{
-		ID: "aws", DisplayName: "Amazon Web Services",
-		Regions: []Region{{ID: "us-east-1", DisplayName: "US East, N. Virginia", InstanceTypes: []string{"standard", "developer"}}},
-	}}
-}
-
-// DefaultClusters is one local cluster for DefaultCloudProviders.
+// DefaultClusters is one local cluster in the region of
+// httpapi.DefaultCloudProviders (aws, us-east-1).
 func DefaultClusters() []Cluster {
 	return []Cluster{{ID: "local", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: ClusterAccepted}}
 }
 
-// Default per-status timeouts (the original's).
+// Defaults of Options (a zero field means its default) and of Query, and
+// the bound of Query.Size.
 const (
+	DefaultInterval    = 5 * time.Second  // Options.Interval
+	DefaultConcurrency = 4                // Options.Concurrency
+	DefaultLeaseTTL    = 15 * time.Second // Options.LeaseTTL
+	// Per-status timeouts (the original's): Options.Timeouts.
 	DefaultAcceptedTimeout     = time.Hour
 	DefaultPreparingTimeout    = 5 * time.Minute
 	DefaultProvisioningTimeout = time.Hour
+	// DefaultPageSize is the page size when Query.Size is 0; MaxPageSize
+	// bounds Query.Size.
+	DefaultPageSize = 100
+	MaxPageSize     = 1000
 )
 
 // Options configures a Service. Zero fields mean the documented defaults.
 type Options struct {
 	// Kind is the resource kind (required: Name at least).
 	Kind Kind
-	// Auth identifies callers (required).
-	Auth Authenticator
 
-	// CloudProviders offered; nil means DefaultCloudProviders.
-	CloudProviders []CloudProvider
 	// Clusters are created at Run (existing IDs are kept as they are).
 	Clusters []Cluster
-	// ClusterProvider drives clusters; nil means an InmemClusterProvider.
+	// ClusterProvider drives clusters; nil means clusters that need no
+	// provisioning (provisioned and deleted at once).
 	ClusterProvider ClusterProvider
-	// Terraform steps run on provisioned clusters.
-	Terraform []TerraformStep
-	// DataPlane runs instances; nil means an InmemDataPlane.
+	// Terraform installs what instances need on a provisioned cluster:
+	// the steps run in order, every pass, until all report done.
+	Terraform []func(ctx context.Context, c Cluster) (done bool, err error)
+	// DataPlane runs instances; nil means one that runs them nowhere: ready
+	// at once at a made-up host (fleet/inmem.DataPlane is the in-memory
+	// one with knobs, fleet/dataplane runs them as machines).
 	DataPlane DataPlane
-	// Resources are the external resources; nil means InmemResources.
+	// Resources are the external resources; nil means none.
 	Resources ExternalResources
-	// Placement picks clusters; nil means FirstReady.
+	// Placement picks clusters; nil means the original's: the first cluster
+	// (by ID) that is ready, matches the instance's cloud provider, region,
+	// multi-AZ and instance type, and has its units free.
 	Placement Placement
 	// Units is the capacity units of an instance type (absent: 1).
 	Units map[string]int
-	// Quota, when set, is checked before every create.
-	Quota Quota
-	// DenyList, when set, refuses its owners and deprovisions their
-	// instances.
-	DenyList DenyList
-	// Trials gives instance types a lifetime: they expire and are
-	// deprovisioned after it.
-	Trials map[string]time.Duration
+	// Denied, when set, tells the owners who may not use the service at
+	// all: the general worker deprovisions their instances and the API
+	// refuses them (Service.Denied). It must be safe for concurrent use
+	// and must not block; quota.DenyList's Denied method is one.
+	Denied func(owner, organisation string) bool
 
 	// Timeouts fail an instance that stays longer in a status; nil means
 	// accepted 1h, preparing 5m, provisioning 1h. A zero entry: no timeout.
@@ -116,26 +94,33 @@ type Options struct {
 	Holder         string
 	LeaseTTL       time.Duration
 
-	// MaxBody bounds request bodies (0: 64 KiB).
-	MaxBody int64
 	// Registerer receives the metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Logger receives errors (nil: slog.Default()).
 	Logger *slog.Logger
 }
 
-// Service is a fleet manager for one kind: the REST API (Handler) and the
-// workers (Run) over one Store. Safe for concurrent use.
+// denyList is what the general worker asks (Options.Denied).
+type denyList interface {
+	Denied(owner, organisation string) bool
+}
+
+// denyFunc adapts Options.Denied to denyList.
+type denyFunc func(owner, organisation string) bool
+
+func (f denyFunc) Denied(owner, organisation string) bool { return f(owner, organisation) }
+
+// Service is a fleet manager for one kind: the workers (Run) over one
+// Store. Its REST API is fleet/httpapi, built on the Service. Safe for
+// concurrent use.
 type Service struct {
-	kind    Kind
-	opts    Options
-	raw     Store
-	st      Store // notifying
-	m       *serviceMetrics
-	rt      *Runtime
-	log     *slog.Logger
-	openapi []byte
-	handler http.Handler
+	kind Kind
+	opts Options
+	raw  Store
+	st   Store // notifying
+	m    *serviceMetrics
+	rt   *runtime
+	log  *slog.Logger
 }
 
 // New validates opts and assembles a Service on st.
@@ -147,33 +132,17 @@ func New(st Store, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Auth == nil {
-		return nil, fmt.Errorf("%w: service needs an Authenticator", ErrInvalid)
-	}
-	if opts.CloudProviders == nil {
-		opts.CloudProviders = DefaultCloudProviders()
-	}
-	for _, p := range opts.CloudProviders {
-		if p.ID == "" || len(p.Regions) == 0 {
-			return nil, fmt.Errorf("%w: cloud provider %q needs an ID and regions", ErrInvalid, p.ID)
-		}
-		for _, r := range p.Regions {
-			if r.ID == "" || len(r.InstanceTypes) == 0 {
-				return nil, fmt.Errorf("%w: region %q of %s needs an ID and instance types", ErrInvalid, r.ID, p.ID)
-			}
-		}
-	}
 	if opts.ClusterProvider == nil {
-		opts.ClusterProvider = &InmemClusterProvider{}
+		opts.ClusterProvider = readyClusters{}
 	}
 	if opts.DataPlane == nil {
-		opts.DataPlane = NewInmemDataPlane(InmemDataPlaneOptions{})
+		opts.DataPlane = newMemDataPlane()
 	}
 	if opts.Resources == nil {
-		opts.Resources = &InmemResources{}
+		opts.Resources = noResources{}
 	}
 	if opts.Placement == nil {
-		opts.Placement = FirstReady{}
+		opts.Placement = firstReady{}
 	}
 	if opts.Timeouts == nil {
 		opts.Timeouts = map[Status]time.Duration{
@@ -189,9 +158,6 @@ func New(st Store, opts Options) (*Service, error) {
 	if opts.SweepInterval <= 0 {
 		opts.SweepInterval = 6 * opts.Interval
 	}
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = 64 << 10
-	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -200,20 +166,17 @@ func New(st Store, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := NewNotifier()
-	s := &Service{kind: kind, opts: opts, raw: st, st: NotifyingStore(st, n), m: m, log: log}
+	n := newNotifier()
+	s := &Service{kind: kind, opts: opts, raw: st, st: newNotifyingStore(st, n), m: m, log: log}
 	s.st = observingStore{Store: s.st, m: m}
-	if s.openapi, err = renderOpenAPI(kind); err != nil {
-		return nil, err
-	}
 	units := func(t string) int {
 		if u, ok := opts.Units[t]; ok && u > 0 {
 			return u
 		}
 		return 1
 	}
-	worker := func(status Status, r Reconciler) Worker {
-		w := Worker{Status: status, Reconciler: r, Interval: opts.Interval, Concurrency: opts.Concurrency, Timeout: opts.Timeouts[status]}
+	worker := func(status Status, r reconciler) statusWorker {
+		w := statusWorker{Status: status, Reconciler: r, Interval: opts.Interval, Concurrency: opts.Concurrency, Timeout: opts.Timeouts[status]}
 		return w
 	}
 	accepted := worker(StatusAccepted, &acceptedReconciler{st: s.st, placement: opts.Placement, units: units, retry: opts.RetryInterval})
@@ -228,24 +191,27 @@ func New(st Store, opts Options) (*Service, error) {
 	provisioning.TimeoutReason = func(i Instance) string {
 		return fmt.Sprintf("%s %s was not ready on cluster %s within %s", kind.Display, i.ID, i.ClusterID, opts.Timeouts[StatusProvisioning])
 	}
-	workers := []Worker{
+	workers := []statusWorker{
 		accepted, preparing, provisioning,
 		worker(StatusReady, &readyReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval, kind: kind}),
 		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
 		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
 	}
-	general := &generalWorker{st: s.st, kind: kind.Name, deny: opts.DenyList, m: m}
+	general := &generalWorker{st: s.st, kind: kind.Name, m: m}
+	if opts.Denied != nil {
+		general.deny = denyFunc(opts.Denied)
+	}
 	cw := &clusterWorker{st: s.st, provider: opts.ClusterProvider, terraform: opts.Terraform}
-	jobs := []Job{
+	jobs := []job{
 		{Name: "general", Interval: opts.Interval, Run: general.pass},
 		{Name: "clusters", Interval: opts.Interval, Run: cw.pass},
 	}
 	if sw, ok := opts.DataPlane.(Sweeper); ok {
 		sweep := &sweeper{st: s.st, running: sw, kind: kind.Name, log: log}
 		sweep.grace = opts.SweepInterval
-		jobs = append(jobs, Job{Name: "sweep", Interval: opts.SweepInterval, Everywhere: true, Run: sweep.pass})
+		jobs = append(jobs, job{Name: "sweep", Interval: opts.SweepInterval, Everywhere: true, Run: sweep.pass})
 	}
-	ropts := RuntimeOptions{Kind: kind.Name, Notifier: n, Holder: opts.Holder, LeaseTTL: opts.LeaseTTL, Logger: log, metrics: m}
+	ropts := runtimeOptions{Kind: kind.Name, Notifier: n, Holder: opts.Holder, LeaseTTL: opts.LeaseTTL, Logger: log, metrics: m}
 	if shared, ok := st.(SharedStore); ok && shared.NeedsLeader() {
 		// Replicas share this store: two running the same worker would
 		// each start every instance.
@@ -262,10 +228,9 @@ func New(st Store, opts Options) (*Service, error) {
 	for i := range jobs {
 		jobs[i].Name = kind.Name + "/" + jobs[i].Name
 	}
-	if s.rt, err = NewRuntime(s.st, workers, jobs, ropts); err != nil {
+	if s.rt, err = newRuntime(s.st, workers, jobs, ropts); err != nil {
 		return nil, err
 	}
-	s.handler = s.routes()
 	return s, nil
 }
 
@@ -276,8 +241,14 @@ func (s *Service) Kind() Kind { return s.kind }
 // the workers.
 func (s *Service) Store() Store { return s.st }
 
-// Handler returns the REST API.
-func (s *Service) Handler() http.Handler { return s.handler }
+// Denied reports whether Options.Denied refuses the owner (false without
+// it): the API answers such an owner 403.
+func (s *Service) Denied(owner, organisation string) bool {
+	return s.opts.Denied != nil && s.opts.Denied(owner, organisation)
+}
+
+// Logger returns the logger of Options.Logger (slog.Default() when nil).
+func (s *Service) Logger() *slog.Logger { return s.log }
 
 // Run creates the configured clusters that do not exist yet, then runs the
 // workers until ctx is done.
@@ -308,22 +279,4 @@ func (s observingStore) UpdateInstance(ctx context.Context, u Update) (Instance,
 		s.m.sinceCreated.WithLabelValues(string(inst.Status)).Observe(inst.StatusSince.Sub(inst.CreatedAt).Seconds())
 	}
 	return inst, err
-}
-
-func renderOpenAPI(k Kind) ([]byte, error) {
-	doc := strings.NewReplacer("{{plural}}", k.Plural, "{{name}}", k.Name, "{{Display}}", k.Display,
-		"{{base}}", k.BasePath(), "{{prefix}}", k.CodePrefix()).Replace(openapiTemplate)
-	b, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		return nil, fmt.Errorf("fleet: render OpenAPI document: %w", err)
-	}
-	return b, nil
-}
-
-func (s *Service) provider(id string) (CloudProvider, bool) {
-	i := slices.IndexFunc(s.opts.CloudProviders, func(p CloudProvider) bool { return p.ID == id })
-	if i < 0 {
-		return CloudProvider{}, false
-	}
-	return s.opts.CloudProviders[i], true
 }

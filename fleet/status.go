@@ -19,10 +19,31 @@ const (
 	StatusDeleting     Status = "deleting"
 )
 
-// Transitions lists, for every instance status, the statuses it may move
-// to. It is the single source of truth: stores refuse any other change.
-// A write that keeps the status (From == To) is always allowed.
-func Transitions() map[Status][]Status {
+// Transitions lists, for every status of an instance (S is Status) or of a
+// cluster (S is ClusterStatus), the statuses it may move to. It is the
+// single source of truth: stores refuse any other change. A write that
+// keeps a known status (From == To) is always allowed.
+func Transitions[S Status | ClusterStatus]() map[S][]S {
+	var t any
+	switch any(*new(S)).(type) {
+	case Status:
+		t = instanceTransitions()
+	case ClusterStatus:
+		t = clusterTransitions()
+	}
+	return t.(map[S][]S)
+}
+
+// CheckTransition returns a *TransitionError unless from → to is allowed.
+func CheckTransition[S Status | ClusterStatus](from, to S) error {
+	next, known := Transitions[S]()[from]
+	if (from == to && known) || slices.Contains(next, to) {
+		return nil
+	}
+	return &TransitionError{From: string(from), To: string(to)}
+}
+
+func instanceTransitions() map[Status][]Status {
 	return map[Status][]Status{
 		StatusAccepted:     {StatusPreparing, StatusFailed, StatusDeprovision},
 		StatusPreparing:    {StatusProvisioning, StatusFailed, StatusDeprovision},
@@ -42,17 +63,6 @@ func Statuses() []Status {
 // Valid reports whether s is a known instance status.
 func (s Status) Valid() bool { return slices.Contains(Statuses(), s) }
 
-// CheckTransition returns a *TransitionError unless from → to is allowed.
-func CheckTransition(from, to Status) error {
-	if from == to && from.Valid() {
-		return nil
-	}
-	if slices.Contains(Transitions()[from], to) {
-		return nil
-	}
-	return &TransitionError{From: string(from), To: string(to)}
-}
-
 // ClusterStatus is the lifecycle state of a data plane cluster.
 type ClusterStatus string
 
@@ -70,8 +80,7 @@ const (
 	ClusterFailed               ClusterStatus = "failed"
 )
 
-// ClusterTransitions is Transitions for clusters.
-func ClusterTransitions() map[ClusterStatus][]ClusterStatus {
+func clusterTransitions() map[ClusterStatus][]ClusterStatus {
 	return map[ClusterStatus][]ClusterStatus{
 		ClusterAccepted:             {ClusterProvisioning, ClusterFailed, ClusterDeprovisioning},
 		ClusterProvisioning:         {ClusterProvisioned, ClusterFailed, ClusterDeprovisioning},
@@ -82,16 +91,4 @@ func ClusterTransitions() map[ClusterStatus][]ClusterStatus {
 		ClusterDeprovisioning:       {ClusterCleanup, ClusterFailed},
 		ClusterCleanup:              {},
 	}
-}
-
-// CheckClusterTransition returns a *TransitionError unless from → to is
-// allowed.
-func CheckClusterTransition(from, to ClusterStatus) error {
-	if _, ok := ClusterTransitions()[from]; ok && from == to {
-		return nil
-	}
-	if slices.Contains(ClusterTransitions()[from], to) {
-		return nil
-	}
-	return &TransitionError{From: string(from), To: string(to)}
 }

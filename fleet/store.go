@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"time"
+
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // Store is the persistence of a fleet: instances, clusters and leases. The
@@ -125,7 +127,7 @@ type ClusterUpdate struct {
 
 // Order is one term of an ORDER BY.
 type Order struct {
-	Field string // one of OrderFields
+	Field string // a column: id, name, owner, organisation, cloud_provider, region, status, instance_type, cluster_id, created_at, updated_at, status_since
 	Desc  bool
 }
 
@@ -142,7 +144,7 @@ type Query struct {
 	// ClusterID restricts to one cluster.
 	ClusterID string
 	// Search is a parsed search expression (nil means none).
-	Search Expr
+	Search search.Expr
 	// OrderBy terms; ID ascending is always appended as a tie-breaker.
 	// Nil means created_at ascending.
 	OrderBy []Order
@@ -151,15 +153,4 @@ type Query struct {
 	Page, Size int
 	// IncludeDeleted also selects soft-deleted rows.
 	IncludeDeleted bool
-}
-
-// DefaultPageSize is the page size when Query.Size is 0.
-const DefaultPageSize = 100
-
-// MaxPageSize bounds Query.Size.
-const MaxPageSize = 1000
-
-// OrderFields is the allow-list of Order.Field and of orderBy in the API.
-func OrderFields() []string {
-	return []string{"id", "name", "owner", "organisation", "cloud_provider", "region", "status", "instance_type", "cluster_id", "created_at", "updated_at", "status_since"}
 }

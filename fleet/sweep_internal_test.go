@@ -30,8 +30,7 @@ func (s rowsStore) ListInstances(_ context.Context, q Query) ([]Instance, int, e
 func TestSweepGrace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		dp := NewInmemDataPlane(InmemDataPlaneOptions{})
-		defer dp.Close()
+		dp := newMemDataPlane()
 		start := func(id string) string {
 			s, err := dp.Apply(ctx, Instance{ID: id, Name: id, ClusterID: "local"})
 			require.NoError(t, err)

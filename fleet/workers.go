@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // The standard reconcilers of the seeds, one per status. Each reads the
@@ -16,7 +18,7 @@ import (
 
 // getIn returns the instance of req and whether it is live in status: the
 // snapshot the request carries, else a read.
-func getIn(ctx context.Context, st Store, req Request, status Status) (Instance, bool, error) {
+func getIn(ctx context.Context, st Store, req request, status Status) (Instance, bool, error) {
 	if req.Instance != nil && req.Instance.ID == req.ID {
 		inst := *req.Instance
 		return inst, inst.DeletedAt == nil && inst.Status == status, nil
@@ -59,10 +61,10 @@ type acceptedReconciler struct {
 // clusterTTL bounds how stale the accepted worker's cluster list may be.
 const clusterTTL = time.Second
 
-func (r *acceptedReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *acceptedReconciler) Reconcile(ctx context.Context, req request) (result, error) {
 	inst, ok, err := getIn(ctx, r.st, req, StatusAccepted)
 	if err != nil || !ok {
-		return Result{}, err
+		return result{}, err
 	}
 	r.mu.Lock()
 	locked := true
@@ -78,10 +80,10 @@ func (r *acceptedReconciler) Reconcile(ctx context.Context, req Request) (Result
 		id, err = r.place(ctx, inst, true)
 	}
 	if errors.Is(err, ErrNoCapacity) {
-		return Result{RequeueAfter: r.retry}, nil // waits; the worker's timeout fails it
+		return result{RequeueAfter: r.retry}, nil // waits; the worker's timeout fails it
 	}
 	if err != nil {
-		return Result{}, err
+		return result{}, err
 	}
 	if !r.limited(id) {
 		// Unlimited capacity: no placement can invalidate this one, so
@@ -90,7 +92,7 @@ func (r *acceptedReconciler) Reconcile(ctx context.Context, req Request) (Result
 		locked = false
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusAccepted, To: StatusPreparing, ClusterID: &id, Fence: req.Fence})
-	return Result{}, ignoreConflict(err)
+	return result{}, ignoreConflict(err)
 }
 
 // limited reports whether cluster id counts capacity. Called with mu held.
@@ -135,7 +137,7 @@ func (r *acceptedReconciler) used(ctx context.Context, c Cluster) (int, error) {
 	}
 	total := 0
 	for _, t := range c.InstanceTypes {
-		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1, Search: Cond{Field: "instance_type", Op: OpEq, Values: []string{t}}})
+		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1, Search: search.Cond{Field: "instance_type", Op: search.OpEq, Values: []string{t}}})
 		if err != nil {
 			return 0, err
 		}
@@ -150,16 +152,16 @@ type preparingReconciler struct {
 	res ExternalResources
 }
 
-func (r *preparingReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *preparingReconciler) Reconcile(ctx context.Context, req request) (result, error) {
 	inst, ok, err := getIn(ctx, r.st, req, StatusPreparing)
 	if err != nil || !ok {
-		return Result{}, err
+		return result{}, err
 	}
 	if err := r.res.Ensure(ctx, inst); err != nil {
-		return Result{}, fmt.Errorf("external resources: %w", err)
+		return result{}, fmt.Errorf("external resources: %w", err)
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusPreparing, To: StatusProvisioning, Fence: req.Fence})
-	return Result{}, ignoreConflict(err)
+	return result{}, ignoreConflict(err)
 }
 
 // provisioningReconciler asks the data plane and waits for ready.
@@ -169,28 +171,28 @@ type provisioningReconciler struct {
 	poll time.Duration
 }
 
-func (r *provisioningReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *provisioningReconciler) Reconcile(ctx context.Context, req request) (result, error) {
 	inst, ok, err := getIn(ctx, r.st, req, StatusProvisioning)
 	if err != nil || !ok {
-		return Result{}, err
+		return result{}, err
 	}
 	s, err := apply(ctx, r.dp, inst)
 	switch {
 	case err != nil:
-		return Result{}, err
+		return result{}, err
 	case !s.Ready:
-		return Result{RequeueAfter: r.poll}, settleStarted(ctx, r.st, r.dp, inst, s)
+		return result{RequeueAfter: r.poll}, settleStarted(ctx, r.st, r.dp, inst, s)
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusProvisioning, To: StatusReady, Host: &s.Host, Fence: req.Fence})
 	if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
-		return Result{RequeueAfter: r.poll}, err
+		return result{RequeueAfter: r.poll}, err
 	}
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 		// Moved on while it was started (deleted, say): converge the
 		// data plane to where the row is now.
-		return Result{}, settle(ctx, r.st, r.dp, inst)
+		return result{}, settle(ctx, r.st, r.dp, inst)
 	}
-	return Result{}, err
+	return result{}, err
 }
 
 // wantsRunning reports whether inst should have something running on the
@@ -265,10 +267,10 @@ type readyReconciler struct {
 	kind Kind
 }
 
-func (r *readyReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *readyReconciler) Reconcile(ctx context.Context, req request) (result, error) {
 	inst, ok, err := getIn(ctx, r.st, req, StatusReady)
 	if err != nil || !ok {
-		return Result{}, err
+		return result{}, err
 	}
 	s, err := apply(ctx, r.dp, inst)
 	if err == nil {
@@ -281,32 +283,32 @@ func (r *readyReconciler) Reconcile(ctx context.Context, req Request) (Result, e
 		}
 		if inst.FailedReason == "" {
 			_, uerr := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusReady, FailedReason: &reason, Fence: req.Fence})
-			if IsTerminal(err) {
+			if isTerminal(err) {
 				err = nil // a data plane that gave up: the row says why
 			}
 			if uerr = ignoreConflict(uerr); uerr != nil {
-				return Result{}, errors.Join(err, uerr)
+				return result{}, errors.Join(err, uerr)
 			}
 		}
 		if err != nil {
-			return Result{}, err
+			return result{}, err
 		}
-		return Result{RequeueAfter: r.poll}, nil
+		return result{RequeueAfter: r.poll}, nil
 	}
 	if s.Host != inst.Host || inst.FailedReason != "" {
 		cleared := ""
 		_, err := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusReady, Host: &s.Host, FailedReason: &cleared, Fence: req.Fence})
 		if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
-			return Result{RequeueAfter: r.poll}, err
+			return result{RequeueAfter: r.poll}, err
 		}
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
-			return Result{}, settle(ctx, r.st, r.dp, inst)
+			return result{}, settle(ctx, r.st, r.dp, inst)
 		}
 		if err != nil {
-			return Result{}, err
+			return result{}, err
 		}
 	}
-	return Result{}, r.res.Ensure(ctx, inst)
+	return result{}, r.res.Ensure(ctx, inst)
 }
 
 // deprovisionReconciler removes the instance from the data plane.
@@ -315,16 +317,16 @@ type deprovisionReconciler struct {
 	dp DataPlane
 }
 
-func (r *deprovisionReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *deprovisionReconciler) Reconcile(ctx context.Context, req request) (result, error) {
 	inst, ok, err := getIn(ctx, r.st, req, StatusDeprovision)
 	if err != nil || !ok {
-		return Result{}, err
+		return result{}, err
 	}
 	if err := r.dp.Remove(ctx, inst); err != nil {
-		return Result{}, fmt.Errorf("data plane: %w", err)
+		return result{}, fmt.Errorf("data plane: %w", err)
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusDeprovision, To: StatusDeleting, Fence: req.Fence})
-	return Result{}, ignoreConflict(err)
+	return result{}, ignoreConflict(err)
 }
 
 // deletingReconciler removes external resources and soft deletes the row,
@@ -337,19 +339,19 @@ type deletingReconciler struct {
 	res ExternalResources
 }
 
-func (r *deletingReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *deletingReconciler) Reconcile(ctx context.Context, req request) (result, error) {
 	inst, ok, err := getIn(ctx, r.st, req, StatusDeleting)
 	if err != nil || !ok {
-		return Result{}, err
+		return result{}, err
 	}
 	if err := r.dp.Remove(ctx, inst); err != nil {
-		return Result{}, fmt.Errorf("data plane: %w", err)
+		return result{}, fmt.Errorf("data plane: %w", err)
 	}
 	if err := r.res.Remove(ctx, inst); err != nil {
-		return Result{}, fmt.Errorf("external resources: %w", err)
+		return result{}, fmt.Errorf("external resources: %w", err)
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusDeleting, SoftDelete: true, Fence: req.Fence})
-	return Result{}, ignoreConflict(err)
+	return result{}, ignoreConflict(err)
 }
 
 // generalWorker counts instances by status, deprovisions expired trial
@@ -357,7 +359,7 @@ func (r *deletingReconciler) Reconcile(ctx context.Context, req Request) (Result
 type generalWorker struct {
 	st   Store
 	kind string
-	deny DenyList
+	deny denyList
 	m    *serviceMetrics
 }
 

@@ -12,6 +12,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/httpapi"
+	"github.com/fleetkit/fleetkit/fleet/quota"
 )
 
 // Config is the -config file.
@@ -79,66 +82,68 @@ func (c *Config) path(p string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// Options turns the config into fleet.Options for kind k; the data plane
-// is left to the caller (see newDataPlane).
-func (c *Config) Options(k fleet.Kind) (fleet.Options, error) {
-	opts := fleet.Options{Kind: k, Units: c.Units, Trials: c.Trials, Interval: c.Interval, LeaderElection: c.LeaderElection, LeaseTTL: c.LeaseTTL}
+// Options turns the config into the fleet.Options for kind k and the
+// options of its API; the data plane is left to the caller (see
+// newDataPlane).
+func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
+	opts := fleet.Options{Kind: k, Units: c.Units, Interval: c.Interval, LeaderElection: c.LeaderElection, LeaseTTL: c.LeaseTTL}
+	api := httpapi.Options{Trials: c.Trials}
 	for _, p := range c.CloudProviders {
-		cp := fleet.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
+		cp := httpapi.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
 		for _, r := range p.Regions {
-			cp.Regions = append(cp.Regions, fleet.Region{ID: r.ID, DisplayName: r.DisplayName, InstanceTypes: r.InstanceTypes, Limits: r.Limits})
+			cp.Regions = append(cp.Regions, httpapi.Region{ID: r.ID, DisplayName: r.DisplayName, InstanceTypes: r.InstanceTypes, Limits: r.Limits})
 		}
-		opts.CloudProviders = append(opts.CloudProviders, cp)
+		api.CloudProviders = append(api.CloudProviders, cp)
 	}
 	for _, cl := range c.Clusters {
 		opts.Clusters = append(opts.Clusters, fleet.Cluster{ID: cl.ID, CloudProvider: cl.CloudProvider, Region: cl.Region,
 			MultiAZ: cl.MultiAZ, InstanceTypes: cl.InstanceTypes, Capacity: cl.Capacity})
 	}
-	if opts.Clusters == nil && opts.CloudProviders == nil {
+	if opts.Clusters == nil && api.CloudProviders == nil {
 		opts.Clusters = fleet.DefaultClusters()
 	}
 	if c.Timeouts != nil {
 		opts.Timeouts = map[fleet.Status]time.Duration{}
 		for s, d := range c.Timeouts {
 			if !fleet.Status(s).Valid() {
-				return opts, fmt.Errorf("config: timeouts: unknown status %q", s)
+				return opts, api, fmt.Errorf("config: timeouts: unknown status %q", s)
 			}
 			opts.Timeouts[fleet.Status(s)] = d
 		}
 	}
 	if c.QuotaList != "" {
-		q, err := fleet.LoadQuotaList(c.path(c.QuotaList))
+		q, err := quota.LoadList(c.path(c.QuotaList))
 		if err != nil {
-			return opts, err
+			return opts, api, err
 		}
-		opts.Quota = q
+		api.Quota = q
 	}
 	if c.DenyList != "" {
-		d, err := fleet.LoadDenyList(c.path(c.DenyList))
+		d, err := quota.LoadDenyList(c.path(c.DenyList))
 		if err != nil {
-			return opts, err
+			return opts, api, err
 		}
-		opts.DenyList = d
+		opts.Denied = d.Denied
 	}
-	jo := fleet.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
+	jo := auth.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
 		Issuer: c.Auth.Issuer, Audience: c.Auth.Audience}
 	if c.Auth.HS256SecretFile != "" {
 		b, err := os.ReadFile(c.path(c.Auth.HS256SecretFile))
 		if err != nil {
-			return opts, err
+			return opts, api, err
 		}
 		jo.HS256Secret = []byte(strings.TrimSpace(string(b)))
 	} else if c.Auth.RS256KeyFile == "" && c.Auth.JWKSURL == "" {
 		secret, err := devSecret()
 		if err != nil {
-			return opts, err
+			return opts, api, err
 		}
 		jo.HS256Secret = secret
 	}
-	auth, err := fleet.NewJWTAuthenticator(jo)
+	authn, err := auth.NewJWTAuthenticator(jo)
 	if err != nil {
-		return opts, err
+		return opts, api, err
 	}
-	opts.Auth = auth
-	return opts, nil
+	api.Auth = authn
+	return opts, api, nil
 }

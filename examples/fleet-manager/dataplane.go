@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/dataplane"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/docker"
 	"github.com/fleetkit/fleetkit/machines/process"
@@ -51,7 +52,7 @@ type dataPlaneOptions struct {
 // cannot outlive it; Docker containers keep running for the next start.
 func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clusters []fleet.Cluster) (_ fleet.DataPlane, stop func(), _ error) {
 	if o.Provider == providerMemory {
-		dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
+		dp := inmem.NewDataPlane(inmem.DataPlaneOptions{Listen: true})
 		return dp, func() { _ = dp.Close() }, nil
 	}
 	if len(clusters) == 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/internal/childproc"
 	"github.com/fleetkit/fleetkit/internal/pgtest"
@@ -206,7 +207,7 @@ func call(c *fleettest.Client, method, path string, body any) (int, map[string]a
 	if err != nil {
 		return 0, nil
 	}
-	tok, _ := fleet.NewHS256Token(c.Secret, "alice", "", time.Hour)
+	tok, _ := auth.NewHS256Token(c.Secret, "alice", "", time.Hour)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

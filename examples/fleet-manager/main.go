@@ -60,6 +60,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
@@ -126,7 +128,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opts, err := cfg.Options(k)
+	opts, apiOpts, err := cfg.Options(k)
 	if err != nil {
 		return err
 	}
@@ -143,11 +145,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	apiOpts.Registerer = reg
+	api, err := httpapi.New(svc, apiOpts)
+	if err != nil {
+		return err
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	mux.Handle("/", svc.Handler())
+	mux.Handle("/", api)
 	ln, err := httpserver.Listen(*addr)
 	if err != nil {
 		return err
@@ -305,7 +312,7 @@ func token(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := fleet.NewHS256Token(secret, *user, *org, *ttl)
+	tok, err := auth.NewHS256Token(secret, *user, *org, *ttl)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func TestLifecycleOnMachines(t *testing.T) {
 	st, err := sqlite.Open(context.Background(), ":memory:")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	h := storetest.NewHarness(t, st, func(o *fleet.Options) { o.DataPlane = dp })
+	h := storetest.NewHarness(t, st, func(o *storetest.HarnessOptions) { o.DataPlane = dp })
 	alice := fleettest.User{Name: "alice"}
 
 	r := h.Client.Do(t, alice, http.MethodPost, "dinosaurs?async=true", map[string]any{"name": "rex"})

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 )
 
 // Client calls a fleet API as given users. Safe for concurrent use.
@@ -63,7 +64,7 @@ func (r Response) Items() []map[string]any {
 // Token returns a development token for u.
 func (c *Client) Token(t testing.TB, u User) string {
 	t.Helper()
-	tok, err := fleet.NewHS256Token(c.Secret, u.Name, u.Org, time.Hour)
+	tok, err := auth.NewHS256Token(c.Secret, u.Name, u.Org, time.Hour)
 	require.NoError(t, err)
 	return tok
 }

@@ -13,10 +13,15 @@ import (
 	"github.com/fleetkit/fleetkit/fleet/internal/sqlstore"
 )
 
-// Store is a fleet.Store on PostgreSQL.
+// Store is a fleet.Store on PostgreSQL. Only the fleet.Store methods and
+// Close are exported: the SQL handle and schema stay the store's own.
 type Store struct {
-	*sqlstore.Store
+	*sqlStore
 }
+
+// sqlStore names the embedded field in lower case: the SQL handle stays
+// the store's own.
+type sqlStore = sqlstore.Store
 
 var (
 	_ fleet.Store       = (*Store)(nil)
@@ -51,16 +56,16 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	st, err := sqlstore.New(ctx, db, Dialect())
+	st, err := sqlstore.New(ctx, db, dialect())
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{Store: st}, nil
+	return &Store{sqlStore: st}, nil
 }
 
-// Dialect is PostgreSQL's sqlstore dialect.
-func Dialect() sqlstore.Dialect {
+// dialect is PostgreSQL's sqlstore dialect.
+func dialect() sqlstore.Dialect {
 	return sqlstore.Dialect{
 		Name:           "postgres",
 		Numbered:       true,

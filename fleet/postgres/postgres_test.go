@@ -31,7 +31,7 @@ func openEmpty(t *testing.T) *postgres.Store {
 	st, err := postgres.Open(context.Background(), url, postgres.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	require.NoError(t, st.Truncate(context.Background()))
+	require.NoError(t, postgres.Truncate(context.Background(), st))
 	return st
 }
 
@@ -42,7 +42,7 @@ func TestConformance(t *testing.T) {
 
 func TestMigrationsOnce(t *testing.T) {
 	st := openEmpty(t)
-	v, err := st.Version(context.Background())
+	v, err := postgres.Version(context.Background(), st)
 	require.NoError(t, err)
 	require.Equal(t, 2, v)
 }
@@ -77,7 +77,7 @@ func BenchmarkLoad(b *testing.B) {
 	for range b.N {
 		st, err := postgres.Open(context.Background(), url, postgres.Options{})
 		require.NoError(b, err)
-		require.NoError(b, st.Truncate(context.Background()))
+		require.NoError(b, postgres.Truncate(context.Background(), st))
 		res := storetest.Load(b, st, n, storetest.LoadClients(b))
 		b.Log(res)
 		storetest.ReportLoad(b, res)
@@ -98,7 +98,7 @@ func TestReplicasMigrateAtOnce(t *testing.T) {
 				st, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 4})
 				if err == nil {
 					var v int
-					v, err = st.Version(context.Background())
+					v, err = postgres.Version(context.Background(), st)
 					if err == nil && v != 2 {
 						err = fmt.Errorf("schema version %d", v)
 					}

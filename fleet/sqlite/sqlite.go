@@ -15,10 +15,15 @@ import (
 	"github.com/fleetkit/fleetkit/fleet/internal/sqlstore"
 )
 
-// Store is a fleet.Store on SQLite.
+// Store is a fleet.Store on SQLite. Only the fleet.Store methods and
+// Close are exported: the SQL handle and schema stay the store's own.
 type Store struct {
-	*sqlstore.Store
+	*sqlStore
 }
+
+// sqlStore names the embedded field in lower case: the SQL handle stays
+// the store's own.
+type sqlStore = sqlstore.Store
 
 var _ fleet.Store = (*Store)(nil)
 
@@ -47,17 +52,17 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	st, err := sqlstore.New(ctx, db, Dialect())
+	st, err := sqlstore.New(ctx, db, dialect())
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{Store: st}, nil
+	return &Store{sqlStore: st}, nil
 }
 
-// Dialect is SQLite's sqlstore dialect. LIKE is case-sensitive (the
+// dialect is SQLite's sqlstore dialect. LIKE is case-sensitive (the
 // case_sensitive_like pragma) as in PostgreSQL; ILIKE compares lower case.
-func Dialect() sqlstore.Dialect {
+func dialect() sqlstore.Dialect {
 	return sqlstore.Dialect{
 		Name:     "sqlite",
 		TimeType: "DATETIME",

@@ -29,7 +29,7 @@ func TestConformance(t *testing.T) {
 			st, err := sqlite.Open(context.Background(), path)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = st.Close() })
-			require.NoError(t, st.Truncate(context.Background()))
+			require.NoError(t, sqlite.Truncate(context.Background(), st))
 			return st
 		})
 	})
@@ -40,7 +40,7 @@ func TestMigrationsOnce(t *testing.T) {
 	for range 2 {
 		st, err := sqlite.Open(context.Background(), path)
 		require.NoError(t, err)
-		v, err := st.Version(context.Background())
+		v, err := sqlite.Version(context.Background(), st)
 		require.NoError(t, err)
 		require.Equal(t, 2, v)
 		require.NoError(t, st.Close())
@@ -97,9 +97,9 @@ func TestHostsUniqueMigration(t *testing.T) {
 	st, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	// Back to version 1.
-	_, err = st.DB().ExecContext(ctx, `DROP INDEX instances_live_host`)
+	_, err = sqlite.DB(st).ExecContext(ctx, `DROP INDEX instances_live_host`)
 	require.NoError(t, err)
-	_, err = st.DB().ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 2`)
+	_, err = sqlite.DB(st).ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 2`)
 	require.NoError(t, err)
 	now := time.Now().UTC()
 	for _, id := range []string{"a", "b", "c"} {

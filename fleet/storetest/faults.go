@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
 )
 
 // faultyDP is the in-memory data plane with faults a test turns on: an
 // Apply held at a gate, an instance that stops running, a host forced once.
 type faultyDP struct {
-	*fleet.InmemDataPlane
+	*inmem.DataPlane
 
 	mu      sync.Mutex
 	gates   map[string]chan struct{} // guarded by mu: Apply of an ID waits for the close
@@ -27,8 +28,8 @@ type faultyDP struct {
 	force   map[string]string        // guarded by mu: the host the next Apply of an ID reports
 }
 
-func newFaultyDP(dp *fleet.InmemDataPlane) *faultyDP {
-	return &faultyDP{InmemDataPlane: dp, gates: map[string]chan struct{}{}, entered: map[string]chan struct{}{}, applied: map[string]chan struct{}{},
+func newFaultyDP(dp *inmem.DataPlane) *faultyDP {
+	return &faultyDP{DataPlane: dp, gates: map[string]chan struct{}{}, entered: map[string]chan struct{}{}, applied: map[string]chan struct{}{},
 		down: map[string]bool{}, force: map[string]string{}}
 }
 
@@ -52,7 +53,7 @@ func (d *faultyDP) Apply(ctx context.Context, inst fleet.Instance) (fleet.DataPl
 	if down {
 		return fleet.DataPlaneStatus{}, errDown
 	}
-	s, err := d.InmemDataPlane.Apply(ctx, inst)
+	s, err := d.DataPlane.Apply(ctx, inst)
 	if forced && err == nil {
 		s.Host = host
 	}
@@ -82,8 +83,8 @@ func (d *faultyDP) setDown(id string, down bool) {
 
 func faultHarness(t *testing.T, st fleet.Store, sweep time.Duration) (*Harness, *faultyDP) {
 	var f *faultyDP
-	h := NewHarness(t, st, func(o *fleet.Options) {
-		f = newFaultyDP(o.DataPlane.(*fleet.InmemDataPlane))
+	h := NewHarness(t, st, func(o *HarnessOptions) {
+		f = newFaultyDP(o.DataPlane.(*inmem.DataPlane))
 		o.DataPlane, o.SweepInterval = f, sweep
 	})
 	return h, f

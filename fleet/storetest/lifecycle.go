@@ -17,7 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
+	"github.com/fleetkit/fleetkit/fleet/httpapi"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
+	"github.com/fleetkit/fleetkit/fleet/quota"
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // RunLifecycle runs the lifecycle suite: a whole fleet.Service on the
@@ -68,34 +73,43 @@ var (
 type Harness struct {
 	Service *fleet.Service
 	Client  *fleettest.Client
-	DP      *fleet.InmemDataPlane
+	DP      *inmem.DataPlane
 	Store   fleet.Store
+}
+
+// HarnessOptions are the options of a Harness: the Service's and its
+// API's.
+type HarnessOptions struct {
+	fleet.Options
+	API httpapi.Options
 }
 
 // NewHarness starts a Service on st with fast test intervals (and a 3 s
 // lease TTL where leader election is on), the
 // in-memory data plane (its instances answer HTTP) and one local cluster;
 // mutate adjusts the options. Everything stops at the end of the test.
-func NewHarness(t *testing.T, st fleet.Store, mutate func(*fleet.Options)) *Harness {
+func NewHarness(t *testing.T, st fleet.Store, mutate func(*HarnessOptions)) *Harness {
 	t.Helper()
 	secret := []byte("test-secret")
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
-	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Listen: true})
-	opts := fleet.Options{
-		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+	dp := inmem.NewDataPlane(inmem.DataPlaneOptions{Listen: true})
+	opts := HarnessOptions{Options: fleet.Options{
+		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 		Interval: 250 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 		// A shared store (PostgreSQL) always elects leaders: with the
 		// default 15 s TTL one lease renewal missed under load would stall
 		// a worker for longer than the tests wait.
 		LeaseTTL: 3 * time.Second,
-	}
+	}, API: httpapi.Options{Auth: authn}}
 	if mutate != nil {
 		mutate(&opts)
 	}
-	svc, err := fleet.New(st, opts)
+	svc, err := fleet.New(st, opts.Options)
 	require.NoError(t, err)
-	srv := httptest.NewServer(svc.Handler())
+	api, err := httpapi.New(svc, opts.API)
+	require.NoError(t, err)
+	srv := httptest.NewServer(api)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
@@ -257,7 +271,7 @@ func testConcurrentDuplicateName(t *testing.T, newStore NewStore) {
 	})
 	assert.Equal(t, 1, created, "exactly one create wins")
 	assert.Equal(t, n-1, taken)
-	_, total, err := h.Store.ListInstances(context.Background(), fleet.Query{Search: fleet.Cond{Field: "name", Op: fleet.OpEq, Values: []string{"race"}}, Size: -1})
+	_, total, err := h.Store.ListInstances(context.Background(), fleet.Query{Search: search.Cond{Field: "name", Op: search.OpEq, Values: []string{"race"}}, Size: -1})
 	require.NoError(t, err)
 	assert.Equal(t, 1, total)
 }
@@ -278,7 +292,7 @@ func outcome(r fleettest.Response, status int, code string) error {
 }
 
 func testQuota(t *testing.T, newStore NewStore) {
-	q, err := fleet.ParseQuotaList([]byte(`
+	q, err := quota.ParseList([]byte(`
 organisations:
   - id: acme
     max_allowed_instances: 2
@@ -291,7 +305,7 @@ default:
   instance_types: [developer]
 `))
 	require.NoError(t, err)
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.Quota = q })
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.API.Quota = q })
 	h.mustCreate(t, alice, "one")
 	assertError(t, h.create(t, alice, map[string]any{"name": "two"}), http.StatusForbidden, "5")
 	r := h.create(t, bob, map[string]any{"name": "std", "plan": "standard.x1"})
@@ -316,7 +330,7 @@ default:
 // creates for one owner to both: exactly the quota's maximum succeed, the
 // others get the original's code 5.
 func QuotaAcrossReplicas(t *testing.T, a, b fleet.Store) {
-	q, err := fleet.ParseQuotaList([]byte(`
+	q, err := quota.ParseList([]byte(`
 registered_users:
   - username: alice
     max_allowed_instances: 1
@@ -325,8 +339,8 @@ registered_users:
 `))
 	require.NoError(t, err)
 	replicas := []*Harness{
-		NewHarness(t, a, func(o *fleet.Options) { o.Quota = q }),
-		NewHarness(t, b, func(o *fleet.Options) { o.Quota = q }),
+		NewHarness(t, a, func(o *HarnessOptions) { o.API.Quota = q }),
+		NewHarness(t, b, func(o *HarnessOptions) { o.API.Quota = q }),
 	}
 	for _, tt := range []struct {
 		user fleettest.User
@@ -347,7 +361,7 @@ registered_users:
 }
 
 func testAPISearch(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.Clusters = nil }) // stay accepted
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Clusters = nil }) // stay accepted
 	for _, n := range []string{"rex", "raptor", "trike", "stego", "bronto"} {
 		h.mustCreate(t, alice, n)
 	}
@@ -410,7 +424,7 @@ func urlQuery(s string) string {
 }
 
 func testVisibility(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.Clusters = nil })
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Clusters = nil })
 	aliceID := h.mustCreate(t, alice, "rex")
 	carolID := h.mustCreate(t, carol, "trike")
 	tests := []struct {
@@ -448,9 +462,9 @@ func testAuthentication(t *testing.T, newStore NewStore) {
 	assertError(t, h.Client.Do(t, nobody, http.MethodPost, "dinosaurs?async=true", map[string]any{"name": "rex"}), http.StatusUnauthorized, "15")
 	assertError(t, h.Client.Do(t, nobody, http.MethodGet, "cloud_providers", nil), http.StatusUnauthorized, "15")
 
-	wrong, err := fleet.NewHS256Token([]byte("other-secret"), "alice", "", time.Hour)
+	wrong, err := auth.NewHS256Token([]byte("other-secret"), "alice", "", time.Hour)
 	require.NoError(t, err)
-	expired, err := fleet.NewHS256Token(h.Client.Secret, "alice", "", -time.Hour)
+	expired, err := auth.NewHS256Token(h.Client.Secret, "alice", "", -time.Hour)
 	require.NoError(t, err)
 	for name, header := range map[string]string{
 		"wrong key": "Bearer " + wrong, "expired": "Bearer " + expired, "garbage": "Bearer abc.def.ghi", "basic": "Basic YWxpY2U6eA==",
@@ -479,7 +493,7 @@ func (d *switchDenyList) Denied(owner, _ string) bool {
 
 func testDenyList(t *testing.T, newStore NewStore) {
 	deny := &switchDenyList{}
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) { o.DenyList = deny })
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Denied = deny.Denied })
 	r := h.create(t, mallory, map[string]any{"name": "evil"})
 	assertError(t, r, http.StatusForbidden, "4")
 
@@ -493,7 +507,7 @@ func testDenyList(t *testing.T, newStore NewStore) {
 }
 
 func testNoCapacity(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) {
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
 		o.Clusters = []fleet.Cluster{{ID: "full", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Capacity: 1}}
 		o.Timeouts = map[fleet.Status]time.Duration{fleet.StatusAccepted: 700 * time.Millisecond}
 	})
@@ -506,9 +520,9 @@ func testNoCapacity(t *testing.T, newStore NewStore) {
 }
 
 func testDataPlaneFailure(t *testing.T, newStore NewStore) {
-	var dp *fleet.InmemDataPlane
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) {
-		dp = fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{Fail: func(i fleet.Instance) string {
+	var dp *inmem.DataPlane
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
+		dp = inmem.NewDataPlane(inmem.DataPlaneOptions{Fail: func(i fleet.Instance) string {
 			if i.Name == "doomed" {
 				return "data plane: out of dinosaur eggs"
 			}
@@ -528,8 +542,8 @@ func testDataPlaneFailure(t *testing.T, newStore NewStore) {
 }
 
 func testTrialExpiry(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), func(o *fleet.Options) {
-		o.Trials = map[string]time.Duration{"developer": 500 * time.Millisecond}
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
+		o.API.Trials = map[string]time.Duration{"developer": 500 * time.Millisecond}
 	})
 	r := h.create(t, alice, map[string]any{"name": "trial", "plan": "developer.x1"})
 	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
@@ -633,21 +647,23 @@ func (p *partitioned) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) 
 func testFailover(t *testing.T, newStore NewStore, replicas int) {
 	st := newStore(t)
 	secret := []byte("test-secret")
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
-	dp := fleet.NewInmemDataPlane(fleet.InmemDataPlaneOptions{ReadyAfter: 30 * time.Millisecond})
+	dp := inmem.NewDataPlane(inmem.DataPlaneOptions{ReadyAfter: 30 * time.Millisecond})
 	const ttl = 800 * time.Millisecond
 	start := func(name string, store fleet.Store) *fleettest.Client {
 		svc, err := fleet.New(store, fleet.Options{
-			Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+			Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp,
 			Interval: 100 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 			LeaderElection: true, Holder: name, LeaseTTL: ttl,
 		})
 		require.NoError(t, err)
+		api, err := httpapi.New(svc, httpapi.Options{Auth: authn})
+		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
-		srv := httptest.NewServer(svc.Handler())
+		srv := httptest.NewServer(api)
 		t.Cleanup(func() { srv.Close(); cancel(); wg.Wait() })
 		return &fleettest.Client{BaseURL: srv.URL, Kind: fleet.Dinosaur, Secret: secret}
 	}
@@ -702,7 +718,7 @@ func testDataPlaneDrift(t *testing.T, newStore NewStore) {
 }
 
 // runningIDs returns the IDs of the instances dp runs.
-func runningIDs(t *testing.T, dp *fleet.InmemDataPlane) []string {
+func runningIDs(t *testing.T, dp *inmem.DataPlane) []string {
 	t.Helper()
 	insts, err := dp.Running(context.Background())
 	require.NoError(t, err)

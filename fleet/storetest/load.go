@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
+	"github.com/fleetkit/fleetkit/fleet/httpapi"
 )
 
 // LoadResult is what Load measured.
@@ -42,10 +44,10 @@ func (r LoadResult) String() string {
 // until all are ready.
 func Load(t testing.TB, st fleet.Store, n, clients int) LoadResult {
 	secret := []byte("load-secret")
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
 	svc, err := fleet.New(st, fleet.Options{
-		Kind: fleet.Dinosaur, Auth: auth, Clusters: fleet.DefaultClusters(),
+		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(),
 		Interval: 10 * time.Second, RetryInterval: 10 * time.Millisecond,
 		// Each worker keeps more reconciles in flight than there are
 		// clients: with like latencies per write (Little's law), a worker
@@ -53,7 +55,9 @@ func Load(t testing.TB, st fleet.Store, n, clients int) LoadResult {
 		Concurrency: 64,
 	})
 	require.NoError(t, err)
-	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	api, err := httpapi.New(svc, httpapi.Options{Auth: authn})
+	require.NoError(t, err)
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := netListen()
 	require.NoError(t, err)
 	var wg sync.WaitGroup

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/quota"
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // NewStore returns an empty store for one test.
@@ -179,10 +181,10 @@ func testCreateChecked(t *testing.T, s fleet.Store) {
 		t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
 			owner := fmt.Sprintf("owner-%d", max)
 			const n = 16
-			wins, refused := race(t, n, fleet.ErrMaxInstances, func(i int) error {
+			wins, refused := race(t, n, quota.ErrMaxInstances, func(i int) error {
 				return s.CreateInstanceChecked(ctx(t), Instance(fmt.Sprintf("d-%d", i), owner, ""), func(live int) error {
 					if live >= max {
-						return fleet.ErrMaxInstances
+						return quota.ErrMaxInstances
 					}
 					return nil
 				})
@@ -402,7 +404,7 @@ func testSearch(t *testing.T, s fleet.Store) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.search, func(t *testing.T) {
-			e, err := fleet.ParseSearch(tt.search)
+			e, err := search.Parse(tt.search)
 			require.NoError(t, err)
 			got, _, err := s.ListInstances(ctx(t), fleet.Query{Search: e})
 			require.NoError(t, err)

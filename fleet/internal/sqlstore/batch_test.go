@@ -30,14 +30,21 @@ func stores(t *testing.T, fn func(t *testing.T, st *sqlstore.Store)) {
 		st, err := sqlite.Open(t.Context(), ":memory:")
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
-		fn(t, st.Store)
+		fn(t, of(t, st))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		st, err := postgres.Open(t.Context(), pgtest.FreshDB(t), postgres.Options{})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
-		fn(t, st.Store)
+		fn(t, of(t, st))
 	})
+}
+
+func of(t *testing.T, st fleet.Store) *sqlstore.Store {
+	t.Helper()
+	s, ok := sqlstore.Of(st)
+	require.True(t, ok)
+	return s
 }
 
 func create(t *testing.T, st *sqlstore.Store, n int, status fleet.Status) []fleet.Instance {
@@ -243,7 +250,7 @@ func TestGroupCommitReplacesDeadConnections(t *testing.T) {
 	st, err := postgres.Open(t.Context(), url, postgres.Options{})
 	require.NoError(t, err)
 	defer st.Close()
-	insts := create(t, st.Store, 200, fleet.StatusReady)
+	insts := create(t, of(t, st), 200, fleet.StatusReady)
 	// Every flusher takes (and keeps) a connection of its own.
 	var wg sync.WaitGroup
 	for _, inst := range insts[:100] {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // Dialect is what differs between the databases.
@@ -68,8 +69,20 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	return s, nil
 }
 
-// DB returns the underlying database handle.
-func (s *Store) DB() *sql.DB { return s.db }
+// Of returns the SQL store under st (a fleet/sqlite or fleet/postgres
+// Store, which embed it), for this package's tests.
+func Of(st fleet.Store) (*Store, bool) {
+	u, ok := st.(interface{ self() *Store })
+	if !ok {
+		return nil, false
+	}
+	return u.self(), true
+}
+
+func (s *Store) self() *Store { return s }
+
+// DB returns the database handle of s (for tests).
+func DB(s *Store) *sql.DB { return s.db }
 
 // Close stops the group commit, then closes the prepared statements and
 // the database handle.
@@ -264,7 +277,7 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // Version returns the schema version applied.
-func (s *Store) Version(ctx context.Context) (int, error) {
+func Version(ctx context.Context, s *Store) (int, error) {
 	var v int
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
@@ -493,12 +506,12 @@ var searchColumns = map[string]string{
 	"status": "status", "instance_type": "instance_type", "cluster_id": "cluster_id",
 }
 
-func (s *Store) render(e fleet.Expr) (string, []any, error) {
+func (s *Store) render(e search.Expr) (string, []any, error) {
 	switch e := e.(type) {
-	case fleet.Cond:
+	case search.Cond:
 		col, ok := searchColumns[e.Field]
 		if !ok {
-			return "", nil, fmt.Errorf("%w: field %q", fleet.ErrBadSearch, e.Field)
+			return "", nil, search.Errorf("field %q", e.Field)
 		}
 		args := make([]any, len(e.Values))
 		for i, v := range e.Values {
@@ -506,29 +519,29 @@ func (s *Store) render(e fleet.Expr) (string, []any, error) {
 		}
 		one := len(e.Values) == 1
 		switch {
-		case e.Op == fleet.OpEq && one:
+		case e.Op == search.OpEq && one:
 			return col + " = ?", args, nil
-		case e.Op == fleet.OpNe && one:
+		case e.Op == search.OpNe && one:
 			return col + " <> ?", args, nil
-		case e.Op == fleet.OpLike && one:
+		case e.Op == search.OpLike && one:
 			return col + " LIKE ?", args, nil
-		case e.Op == fleet.OpILike && one:
+		case e.Op == search.OpILike && one:
 			return s.d.ILike(col), args, nil
-		case e.Op == fleet.OpIn && len(e.Values) > 0:
+		case e.Op == search.OpIn && len(e.Values) > 0:
 			return col + " IN (" + placeholders(len(e.Values)) + ")", args, nil
-		case e.Op == fleet.OpNotIn && len(e.Values) > 0:
+		case e.Op == search.OpNotIn && len(e.Values) > 0:
 			return col + " NOT IN (" + placeholders(len(e.Values)) + ")", args, nil
 		}
-		return "", nil, fmt.Errorf("%w: operator %q with %d values", fleet.ErrBadSearch, e.Op, len(e.Values))
-	case fleet.And, fleet.Or:
-		terms, sep := []fleet.Expr(nil), " AND "
-		if and, ok := e.(fleet.And); ok {
+		return "", nil, search.Errorf("operator %q with %d values", e.Op, len(e.Values))
+	case search.And, search.Or:
+		terms, sep := []search.Expr(nil), " AND "
+		if and, ok := e.(search.And); ok {
 			terms = and
 		} else {
-			terms, sep = e.(fleet.Or), " OR "
+			terms, sep = e.(search.Or), " OR "
 		}
 		if len(terms) == 0 {
-			return "", nil, fmt.Errorf("%w: empty %s", fleet.ErrBadSearch, strings.TrimSpace(sep))
+			return "", nil, search.Errorf("empty %s", strings.TrimSpace(sep))
 		}
 		parts := make([]string, 0, len(terms))
 		var args []any
@@ -541,7 +554,7 @@ func (s *Store) render(e fleet.Expr) (string, []any, error) {
 		}
 		return "(" + strings.Join(parts, sep) + ")", args, nil
 	default:
-		return "", nil, fmt.Errorf("%w: unknown expression %T", fleet.ErrBadSearch, e)
+		return "", nil, search.Errorf("unknown expression %T", e)
 	}
 }
 
@@ -733,7 +746,7 @@ func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet
 	if to == "" {
 		to = u.From
 	}
-	if err := fleet.CheckClusterTransition(u.From, to); err != nil {
+	if err := fleet.CheckTransition(u.From, to); err != nil {
 		return fleet.Cluster{}, err
 	}
 	t := now()
@@ -829,7 +842,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l fleet.Lease) error {
 
 // Truncate deletes every row of every table but keeps the schema: what
 // integration tests do between tests instead of re-migrating.
-func (s *Store) Truncate(ctx context.Context) error {
+func Truncate(ctx context.Context, s *Store) error {
 	for _, t := range []string{"instances", "clusters", "leases"} {
 		if _, err := s.db.ExecContext(ctx, `DELETE FROM `+t); err != nil {
 			return fmt.Errorf("%s: truncate %s: %w", s.d.Name, t, err)

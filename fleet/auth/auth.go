@@ -1,4 +1,4 @@
-package fleet
+package auth
 
 import (
 	"context"
@@ -17,6 +17,15 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+)
+
+// Errors of this package.
+var (
+	// ErrUnauthenticated means the request carries no valid bearer token.
+	// An Authenticator's errors wrap it.
+	ErrUnauthenticated = errors.New("auth: not authenticated")
+	// ErrInvalid wraps every reason JWTOptions are refused.
+	ErrInvalid = errors.New("auth: invalid options")
 )
 
 // Principal is the authenticated caller.
@@ -88,7 +97,7 @@ func NewJWTAuthenticator(opts JWTOptions) (*JWTAuthenticator, error) {
 	if opts.RS256KeyFile != "" {
 		b, err := os.ReadFile(opts.RS256KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("fleet: read RS256 key: %w", err)
+			return nil, fmt.Errorf("auth: read RS256 key: %w", err)
 		}
 		k, err := jwt.ParseRSAPublicKeyFromPEM(b)
 		if err != nil {
@@ -346,8 +355,14 @@ func NewHS256Token(secret []byte, user, org string, ttl time.Duration) (string, 
 
 type principalKey struct{}
 
-// PrincipalFrom returns the caller the API authenticated, if any.
-func PrincipalFrom(ctx context.Context) (Principal, bool) {
+// NewContext returns ctx carrying p: the API passes the caller it
+// authenticated down to the Quota and Store calls of the request.
+func NewContext(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the caller NewContext put in ctx, if any.
+func FromContext(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
 }

@@ -1,10 +1,30 @@
-package fleet
+package search
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 )
+
+// ErrInvalid is matched by every *Error: a search expression was refused.
+var ErrInvalid = errors.New("search: invalid expression")
+
+// Error is a refused search expression. Reason says why, for the caller
+// (the API answers it after "Failed to parse search query: ").
+type Error struct {
+	Reason string
+}
+
+func (e *Error) Error() string { return "search: " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// Errorf returns an *Error with the formatted reason.
+func Errorf(format string, args ...any) error {
+	return &Error{Reason: fmt.Sprintf(format, args...)}
+}
 
 // Expr is a parsed search expression: a Cond, an And or an Or. Stores
 // render it to SQL with placeholders only; no text of the search ever
@@ -14,7 +34,7 @@ type Expr interface{ isExpr() }
 // Cond is one comparison: Field Op Values (one value except for IN and
 // NOT IN).
 type Cond struct {
-	Field  string // one of SearchFields
+	Field  string // one of Fields
 	Op     Op
 	Values []string
 }
@@ -42,24 +62,24 @@ const (
 	OpILike Op = "ILIKE"
 )
 
-// MaxSearchClauses bounds the comparisons of one search.
-const MaxSearchClauses = 10
+// MaxClauses bounds the comparisons of one search.
+const MaxClauses = 10
 
-// SearchFields is the allow-list of searchable fields.
-func SearchFields() []string {
+// Fields is the allow-list of searchable fields.
+func Fields() []string {
 	return []string{"cloud_provider", "name", "owner", "region", "status", "instance_type", "cluster_id"}
 }
 
-// ParseSearch parses the API's search parameter, a small SQL-like filter:
+// Parse parses the API's search parameter, a small SQL-like filter:
 //
 //	name = my-dino and (region = us-east-1 or region IN ('eu-west-1', eu-west-2))
 //
-// Fields are SearchFields; operators =, <>, IN, NOT IN, LIKE, ILIKE;
+// Fields are Fields; operators =, <>, IN, NOT IN, LIKE, ILIKE;
 // terms are joined by AND (binding tighter) and OR, with parentheses;
 // keywords are case-insensitive; values are bare words or single-quoted
-// strings (” is a quote). At most MaxSearchClauses comparisons. An empty
-// search is nil. Every error wraps ErrBadSearch.
-func ParseSearch(s string) (Expr, error) {
+// strings (” is a quote). At most MaxClauses comparisons. An empty
+// search is nil. Every error is an *Error.
+func Parse(s string) (Expr, error) {
 	toks, err := lexSearch(s)
 	if err != nil {
 		return nil, err
@@ -73,7 +93,7 @@ func ParseSearch(s string) (Expr, error) {
 		return nil, err
 	}
 	if p.pos < len(p.toks) {
-		return nil, fmt.Errorf("%w: unexpected %q", ErrBadSearch, p.toks[p.pos].text)
+		return nil, Errorf("unexpected %q", p.toks[p.pos].text)
 	}
 	return e, nil
 }
@@ -107,15 +127,15 @@ func lexSearch(s string) ([]token, error) {
 				i += 2
 				continue
 			}
-			return nil, fmt.Errorf("%w: unsupported operator at %d", ErrBadSearch, i)
+			return nil, Errorf("unsupported operator at %d", i)
 		case c == '>' || c == '!':
-			return nil, fmt.Errorf("%w: unsupported operator at %d", ErrBadSearch, i)
+			return nil, Errorf("unsupported operator at %d", i)
 		case c == '\'':
 			var b strings.Builder
 			j := i + 1
 			for {
 				if j >= len(s) {
-					return nil, fmt.Errorf("%w: unterminated string at %d", ErrBadSearch, i)
+					return nil, Errorf("unterminated string at %d", i)
 				}
 				if s[j] == '\'' {
 					if j+1 < len(s) && s[j+1] == '\'' {
@@ -202,7 +222,7 @@ func (p *searchParser) term() (Expr, error) {
 			return nil, err
 		}
 		if !p.peekPunct(")") {
-			return nil, fmt.Errorf("%w: missing )", ErrBadSearch)
+			return nil, Errorf("missing )")
 		}
 		p.pos++
 		return e, nil
@@ -212,17 +232,17 @@ func (p *searchParser) term() (Expr, error) {
 
 func (p *searchParser) cond() (Expr, error) {
 	if p.pos >= len(p.toks) {
-		return nil, fmt.Errorf("%w: unexpected end, expected a field", ErrBadSearch)
+		return nil, Errorf("unexpected end, expected a field")
 	}
 	t := p.toks[p.pos]
 	field := strings.ToLower(t.text)
-	if t.kind != tokWord || !slices.Contains(SearchFields(), field) {
-		return nil, fmt.Errorf("%w: %q is not a searchable field (allowed: %s)", ErrBadSearch, t.text, strings.Join(SearchFields(), ", "))
+	if t.kind != tokWord || !slices.Contains(Fields(), field) {
+		return nil, Errorf("%q is not a searchable field (allowed: %s)", t.text, strings.Join(Fields(), ", "))
 	}
 	p.pos++
 	p.clauses++
-	if p.clauses > MaxSearchClauses {
-		return nil, fmt.Errorf("%w: more than %d clauses", ErrBadSearch, MaxSearchClauses)
+	if p.clauses > MaxClauses {
+		return nil, Errorf("more than %d clauses", MaxClauses)
 	}
 	var op Op
 	switch {
@@ -239,11 +259,11 @@ func (p *searchParser) cond() (Expr, error) {
 	case p.peekKeyword("not"):
 		p.pos++
 		if !p.peekKeyword("in") {
-			return nil, fmt.Errorf("%w: expected IN after NOT", ErrBadSearch)
+			return nil, Errorf("expected IN after NOT")
 		}
 		op = OpNotIn
 	default:
-		return nil, fmt.Errorf("%w: expected an operator after %s", ErrBadSearch, field)
+		return nil, Errorf("expected an operator after %s", field)
 	}
 	p.pos++
 	if op != OpIn && op != OpNotIn {
@@ -254,7 +274,7 @@ func (p *searchParser) cond() (Expr, error) {
 		return Cond{Field: field, Op: op, Values: []string{v}}, nil
 	}
 	if !p.peekPunct("(") {
-		return nil, fmt.Errorf("%w: expected ( after %s", ErrBadSearch, op)
+		return nil, Errorf("expected ( after %s", op)
 	}
 	p.pos++
 	var vals []string
@@ -272,20 +292,20 @@ func (p *searchParser) cond() (Expr, error) {
 			p.pos++
 			return Cond{Field: field, Op: op, Values: vals}, nil
 		}
-		return nil, fmt.Errorf("%w: expected , or ) in %s list", ErrBadSearch, op)
+		return nil, Errorf("expected , or ) in %s list", op)
 	}
 }
 
 func (p *searchParser) value() (string, error) {
 	if p.pos >= len(p.toks) {
-		return "", fmt.Errorf("%w: unexpected end, expected a value", ErrBadSearch)
+		return "", Errorf("unexpected end, expected a value")
 	}
 	t := p.toks[p.pos]
 	if t.kind == tokPunct {
-		return "", fmt.Errorf("%w: expected a value, found %q", ErrBadSearch, t.text)
+		return "", Errorf("expected a value, found %q", t.text)
 	}
 	if t.kind == tokWord && (strings.EqualFold(t.text, "and") || strings.EqualFold(t.text, "or")) {
-		return "", fmt.Errorf("%w: expected a value, found %q", ErrBadSearch, t.text)
+		return "", Errorf("expected a value, found %q", t.text)
 	}
 	p.pos++
 	return t.text, nil

@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"bytes"
@@ -12,31 +12,46 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Quota decides whether an owner may create one more instance. It is
-// consulted by the API before an instance is created. Implementations are
-// safe for concurrent use.
-type Quota interface {
+// Errors of this package. The fleet API answers ErrMaxInstances with code
+// 5, ErrInsufficient with code 120 and ErrDenied with code 4 (403 each).
+var (
+	// ErrMaxInstances means the owner or organisation reached its maximum
+	// number of instances.
+	ErrMaxInstances = errors.New("quota: maximum allowed instances reached")
+	// ErrInsufficient means the quota does not allow the instance type.
+	ErrInsufficient = errors.New("quota: insufficient quota")
+	// ErrDenied means the owner or organisation may not use the service.
+	ErrDenied = errors.New("quota: denied")
+	// ErrInvalid wraps every reason a quota or deny list file is refused.
+	ErrInvalid = errors.New("quota: invalid list")
+)
+
+// Checker decides whether an owner may create one more instance. The API
+// consults it before an instance is created, in the store transaction that
+// inserts it. Implementations are safe for concurrent use and quick: the
+// check runs under the store's lock on the owner's scope.
+type Checker interface {
 	// CheckQuota returns nil, or an error wrapping ErrMaxInstances (the
 	// scope has Live instances already and may not have more) or
-	// ErrInsufficientQuota (the instance type is not allowed).
-	CheckQuota(ctx context.Context, req QuotaRequest) error
+	// ErrInsufficient (the instance type is not allowed).
+	CheckQuota(ctx context.Context, req Request) error
 }
 
-// QuotaRequest is one creation to check.
-type QuotaRequest struct {
+// Request is one creation to check.
+type Request struct {
 	Owner, Organisation, InstanceType string
 	// Live is the number of live instances of the kind in the owner's
 	// scope (organisation, else owner).
 	Live int
 }
 
-// QuotaFunc adapts a function to Quota.
-type QuotaFunc func(ctx context.Context, req QuotaRequest) error
+// CheckerFunc adapts a function to Checker.
+type CheckerFunc func(ctx context.Context, req Request) error
 
 // CheckQuota calls f.
-func (f QuotaFunc) CheckQuota(ctx context.Context, req QuotaRequest) error { return f(ctx, req) }
+func (f CheckerFunc) CheckQuota(ctx context.Context, req Request) error { return f(ctx, req) }
 
-// QuotaList is the reference Quota, read from a quota list file like the
+// List is the reference Checker, read from a quota list file like the
 // original's quota-management-list:
 //
 //	organisations:
@@ -55,40 +70,40 @@ func (f QuotaFunc) CheckQuota(ctx context.Context, req QuotaRequest) error { ret
 // user whose token has no organisation in the list. An empty
 // instance_types allows every type. It is immutable and safe for
 // concurrent use.
-type QuotaList struct {
-	Organisations   []QuotaEntry `yaml:"organisations"`
-	RegisteredUsers []QuotaEntry `yaml:"registered_users"`
-	Default         *QuotaEntry  `yaml:"default"`
+type List struct {
+	Organisations   []Entry `yaml:"organisations"`
+	RegisteredUsers []Entry `yaml:"registered_users"`
+	Default         *Entry  `yaml:"default"`
 }
 
-// QuotaEntry is the allowance of one organisation or user.
-type QuotaEntry struct {
+// Entry is the allowance of one organisation or user.
+type Entry struct {
 	ID                  string   `yaml:"id"`
 	Username            string   `yaml:"username"`
 	MaxAllowedInstances int      `yaml:"max_allowed_instances"`
 	InstanceTypes       []string `yaml:"instance_types"`
 }
 
-var _ Quota = (*QuotaList)(nil)
+var _ Checker = (*List)(nil)
 
-// LoadQuotaList reads a quota list file.
-func LoadQuotaList(path string) (*QuotaList, error) {
+// LoadList reads a quota list file.
+func LoadList(path string) (*List, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("fleet: read quota list: %w", err)
+		return nil, fmt.Errorf("quota: read quota list: %w", err)
 	}
-	return ParseQuotaList(b)
+	return ParseList(b)
 }
 
-// ParseQuotaList parses a quota list document.
-func ParseQuotaList(b []byte) (*QuotaList, error) {
-	var q QuotaList
+// ParseList parses a quota list document.
+func ParseList(b []byte) (*List, error) {
+	var q List
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&q); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: quota list: %v", ErrInvalid, err)
 	}
-	for _, e := range append(append([]QuotaEntry(nil), q.Organisations...), q.RegisteredUsers...) {
+	for _, e := range append(append([]Entry(nil), q.Organisations...), q.RegisteredUsers...) {
 		if e.MaxAllowedInstances < 0 {
 			return nil, fmt.Errorf("%w: quota list: negative max_allowed_instances", ErrInvalid)
 		}
@@ -97,13 +112,13 @@ func ParseQuotaList(b []byte) (*QuotaList, error) {
 }
 
 // CheckQuota implements Quota.
-func (q *QuotaList) CheckQuota(_ context.Context, req QuotaRequest) error {
+func (q *List) CheckQuota(_ context.Context, req Request) error {
 	e := q.entry(req.Owner, req.Organisation)
 	if e == nil {
-		return fmt.Errorf("%w: %s has no quota", ErrInsufficientQuota, req.Owner)
+		return fmt.Errorf("%w: %s has no quota", ErrInsufficient, req.Owner)
 	}
 	if len(e.InstanceTypes) > 0 && !slices.Contains(e.InstanceTypes, req.InstanceType) {
-		return fmt.Errorf("%w: instance type %q is not allowed", ErrInsufficientQuota, req.InstanceType)
+		return fmt.Errorf("%w: instance type %q is not allowed", ErrInsufficient, req.InstanceType)
 	}
 	if req.Live >= e.MaxAllowedInstances {
 		return fmt.Errorf("%w: %d of %d", ErrMaxInstances, req.Live, e.MaxAllowedInstances)
@@ -111,7 +126,7 @@ func (q *QuotaList) CheckQuota(_ context.Context, req QuotaRequest) error {
 	return nil
 }
 
-func (q *QuotaList) entry(owner, org string) *QuotaEntry {
+func (q *List) entry(owner, org string) *Entry {
 	if org != "" {
 		for i := range q.Organisations {
 			if q.Organisations[i].ID == org {
@@ -127,33 +142,25 @@ func (q *QuotaList) entry(owner, org string) *QuotaEntry {
 	return q.Default
 }
 
-// DenyList tells whether an owner may use the service at all. Denied
-// owners get 403 from the API and their instances are deprovisioned by the
-// general worker. Safe for concurrent use; must not block.
-type DenyList interface {
-	Denied(owner, organisation string) bool
-}
-
-// StaticDenyList is the reference DenyList, read from a file:
+// DenyList is the reference deny list, read from a file; its Denied
+// method is a fleet.Options.Denied:
 //
 //	users: [mallory]
 //	organisations: [evil-corp]
 //
 // It is immutable and safe for concurrent use.
-type StaticDenyList struct {
+type DenyList struct {
 	Users         []string `yaml:"users"`
 	Organisations []string `yaml:"organisations"`
 }
 
-var _ DenyList = (*StaticDenyList)(nil)
-
 // LoadDenyList reads a deny list file.
-func LoadDenyList(path string) (*StaticDenyList, error) {
+func LoadDenyList(path string) (*DenyList, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("fleet: read deny list: %w", err)
+		return nil, fmt.Errorf("quota: read deny list: %w", err)
 	}
-	var d StaticDenyList
+	var d DenyList
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&d); err != nil && !errors.Is(err, io.EOF) {
@@ -162,7 +169,7 @@ func LoadDenyList(path string) (*StaticDenyList, error) {
 	return &d, nil
 }
 
-// Denied implements DenyList.
-func (d *StaticDenyList) Denied(owner, organisation string) bool {
+// Denied reports whether the owner or organisation is on the list.
+func (d *DenyList) Denied(owner, organisation string) bool {
 	return slices.Contains(d.Users, owner) || (organisation != "" && slices.Contains(d.Organisations, organisation))
 }

@@ -1,4 +1,4 @@
-package fleet
+package httpapi
 
 import _ "embed"
 

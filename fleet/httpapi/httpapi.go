@@ -1,22 +1,176 @@
-package fleet
+package httpapi
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/quota"
+	"github.com/fleetkit/fleetkit/fleet/search"
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
+// CloudProvider is a cloud instances may be placed on.
+type CloudProvider struct {
+	ID          string
+	DisplayName string
+	Regions     []Region
+}
+
+// Region is a region of a CloudProvider.
+type Region struct {
+	ID          string
+	DisplayName string
+	// InstanceTypes the region supports; the first is the default of a
+	// create without a plan.
+	InstanceTypes []string
+	// Limits caps the live instances of a type in the region (absent: no
+	// cap); a create over it is refused with code 24.
+	Limits map[string]int
+}
+
+// DefaultCloudProviders is the original's default: aws, us-east-1.
+func DefaultCloudProviders() []CloudProvider {
+	return []CloudProvider{{
+		ID: "aws", DisplayName: "Amazon Web Services",
+		Regions: []Region{{ID: "us-east-1", DisplayName: "US East, N. Virginia", InstanceTypes: []string{"standard", "developer"}}},
+	}}
+}
+
+// Options configures a Handler. Zero fields mean the documented defaults.
+type Options struct {
+	// Auth identifies callers (required).
+	Auth auth.Authenticator
+	// CloudProviders offered; nil means DefaultCloudProviders.
+	CloudProviders []CloudProvider
+	// Quota, when set, is checked before every create, in the store
+	// transaction that inserts the instance.
+	Quota quota.Checker
+	// Trials gives instance types a lifetime: their instances get an
+	// expiry, after which the service deprovisions them.
+	Trials map[string]time.Duration
+	// MaxBody bounds request bodies (0: 64 KiB).
+	MaxBody int64
+	// Registerer receives the API metrics (nil: none).
+	Registerer prometheus.Registerer
+	// Logger receives errors (nil: the Service's).
+	Logger *slog.Logger
+}
+
+// Handler is the REST API of a fleet.Service. Safe for concurrent use.
+type Handler struct {
+	svc     *fleet.Service
+	kind    fleet.Kind
+	st      fleet.Store
+	opts    Options
+	m       *metrics
+	log     *slog.Logger
+	openapi []byte
+	h       http.Handler
+}
+
+// New validates opts and builds the API of svc. Writes go through
+// svc.Store(), so that they wake the service's workers.
+func New(svc *fleet.Service, opts Options) (*Handler, error) {
+	if svc == nil {
+		return nil, fmt.Errorf("%w: the API needs a service", fleet.ErrInvalid)
+	}
+	if opts.Auth == nil {
+		return nil, fmt.Errorf("%w: the API needs an Authenticator", fleet.ErrInvalid)
+	}
+	if opts.CloudProviders == nil {
+		opts.CloudProviders = DefaultCloudProviders()
+	}
+	for _, p := range opts.CloudProviders {
+		if p.ID == "" || len(p.Regions) == 0 {
+			return nil, fmt.Errorf("%w: cloud provider %q needs an ID and regions", fleet.ErrInvalid, p.ID)
+		}
+		for _, r := range p.Regions {
+			if r.ID == "" || len(r.InstanceTypes) == 0 {
+				return nil, fmt.Errorf("%w: region %q of %s needs an ID and instance types", fleet.ErrInvalid, r.ID, p.ID)
+			}
+		}
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 64 << 10
+	}
+	log := opts.Logger
+	if log == nil {
+		log = svc.Logger()
+	}
+	kind := svc.Kind()
+	m, err := newMetrics(opts.Registerer, kind.Name)
+	if err != nil {
+		return nil, err
+	}
+	s := &Handler{svc: svc, kind: kind, st: svc.Store(), opts: opts, m: m, log: log}
+	if s.openapi, err = renderOpenAPI(kind); err != nil {
+		return nil, err
+	}
+	s.h = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API under svc.Kind().BasePath(), and the original's
+// not-found body on every other path.
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.h.ServeHTTP(w, r) }
+
+// nameMaxLength is the longest instance name the API accepts.
+const nameMaxLength = 32
+
+var nameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// validateName checks an instance name: ^[a-z]([-a-z0-9]*[a-z0-9])?$, at
+// most 32 characters.
+func validateName(name string) error {
+	if len(name) > nameMaxLength {
+		return fmt.Errorf("%w: name %q is longer than %d characters", fleet.ErrInvalid, name, nameMaxLength)
+	}
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%w: name %q must match %s", fleet.ErrInvalid, name, nameRE)
+	}
+	return nil
+}
+
+// orderFields is the allow-list of orderBy.
+func orderFields() []string {
+	return []string{"id", "name", "owner", "organisation", "cloud_provider", "region", "status", "instance_type", "cluster_id", "created_at", "updated_at", "status_since"}
+}
+
+func renderOpenAPI(k fleet.Kind) ([]byte, error) {
+	doc := strings.NewReplacer("{{plural}}", k.Plural, "{{name}}", k.Name, "{{Display}}", k.Display,
+		"{{base}}", k.BasePath(), "{{prefix}}", k.CodePrefix()).Replace(openapiTemplate)
+	b, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: render OpenAPI document: %w", err)
+	}
+	return b, nil
+}
+
+func (s *Handler) provider(id string) (CloudProvider, bool) {
+	i := slices.IndexFunc(s.opts.CloudProviders, func(p CloudProvider) bool { return p.ID == id })
+	if i < 0 {
+		return CloudProvider{}, false
+	}
+	return s.opts.CloudProviders[i], true
+}
+
 // The error catalogue of the original API: code → HTTP status and reason.
 // Error bodies carry "<KIND>S-MGMT-<code>".
-func errorCatalogue(k Kind) map[int]apiErrorDef {
+func errorCatalogue(k fleet.Kind) map[int]apiErrorDef {
 	return map[int]apiErrorDef{
 		4:   {http.StatusForbidden, "Forbidden to perform this action"},
 		5:   {http.StatusForbidden, "Forbidden to create more instances than the maximum allowed"},
@@ -34,8 +188,8 @@ func errorCatalogue(k Kind) map[int]apiErrorDef {
 		33:  {http.StatusBadRequest, "Minimum field length not reached"},
 		34:  {http.StatusBadRequest, "Maximum field length has been depassed"},
 		36:  {http.StatusConflict, k.Display + " cluster name is already used"},
-		41:  {http.StatusBadRequest, "Instance Type not supported"},
-		42:  {http.StatusBadRequest, "Instance plan not supported"},
+		41:  {http.StatusBadRequest, "fleet.Instance Type not supported"},
+		42:  {http.StatusBadRequest, "fleet.Instance plan not supported"},
 		103: {http.StatusBadRequest, "Synchronous action is not supported, use async=true parameter"},
 		120: {http.StatusForbidden, "Insufficient quota"},
 	}
@@ -68,34 +222,37 @@ type errorBody struct {
 	OperationID string `json:"operation_id,omitempty"`
 }
 
-func (s *Service) errorBody(code int, reason string) errorBody {
+func (s *Handler) errorBody(code int, reason string) errorBody {
 	id := strconv.Itoa(code)
 	return errorBody{ID: id, Kind: "Error", Href: s.kind.BasePath() + "/errors/" + id, Code: s.kind.CodePrefix() + "-" + id, Reason: reason}
 }
 
 // writeError maps every error to the original's error body, in one place.
-func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
+	var se *search.Error
 	switch {
 	case errors.As(err, &ae):
-	case errors.Is(err, ErrUnauthenticated):
+	case errors.Is(err, auth.ErrUnauthenticated):
 		ae = &apiError{code: 15}
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, fleet.ErrNotFound):
 		ae = &apiError{code: 7}
-	case errors.Is(err, ErrNameTaken):
+	case errors.Is(err, fleet.ErrNameTaken):
 		ae = &apiError{code: 36}
-	case errors.Is(err, ErrMaxInstances):
+	case errors.Is(err, quota.ErrMaxInstances):
 		ae = &apiError{code: 5}
-	case errors.Is(err, ErrInsufficientQuota):
+	case errors.Is(err, quota.ErrInsufficient):
 		ae = &apiError{code: 120}
-	case errors.Is(err, ErrDenied):
+	case errors.Is(err, quota.ErrDenied):
 		ae = &apiError{code: 4}
-	case errors.Is(err, ErrBadSearch):
-		ae = &apiError{code: 23, reason: "Failed to parse search query: " + strings.TrimPrefix(err.Error(), "fleet: bad search: ")}
-	case errors.Is(err, ErrNoCapacity):
+	case errors.As(err, &se):
+		ae = &apiError{code: 23, reason: "Failed to parse search query: " + se.Reason}
+	case errors.Is(err, fleet.ErrNoCapacity):
 		ae = &apiError{code: 24}
-	case errors.Is(err, ErrInvalid):
-		ae = &apiError{code: 21, reason: strings.TrimPrefix(err.Error(), "fleet: invalid: ")}
+	case errors.Is(err, fleet.ErrInvalid):
+		// The handlers validate requests themselves (apiErr with a
+		// reason): a value refused deeper down gets the catalogue's.
+		ae = &apiError{code: 21}
 	case errors.Is(err, context.Canceled):
 		ae = &apiError{code: 9, status: 499}
 	default:
@@ -119,10 +276,10 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 type route struct {
 	method, pattern string
 	auth            bool
-	h               func(w http.ResponseWriter, r *http.Request, p Principal) error
+	h               func(w http.ResponseWriter, r *http.Request, p auth.Principal) error
 }
 
-func (s *Service) apiRoutes() []route {
+func (s *Handler) apiRoutes() []route {
 	b := s.kind.BasePath()
 	col := b + "/" + s.kind.Plural
 	return []route{
@@ -158,7 +315,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-func (s *Service) routes() http.Handler {
+func (s *Handler) routes() http.Handler {
 	mux := http.NewServeMux()
 	byPattern := map[string]map[string]route{}
 	var order []string
@@ -175,7 +332,7 @@ func (s *Service) routes() http.Handler {
 			start := time.Now()
 			sw := &statusWriter{ResponseWriter: w}
 			w = sw
-			w.Header().Set("X-Operation-Id", NewID())
+			w.Header().Set("X-Operation-Id", fleet.NewID())
 			method := r.Method
 			if method == http.MethodHead {
 				method = http.MethodGet
@@ -192,8 +349,8 @@ func (s *Service) routes() http.Handler {
 				if sw.status == 0 {
 					sw.status = http.StatusInternalServerError // it panicked: recoverPanics answers 500
 				}
-				s.m.apiRequests.WithLabelValues(pattern, label, strconv.Itoa(sw.status)).Inc()
-				s.m.apiDuration.WithLabelValues(pattern, label).Observe(time.Since(start).Seconds())
+				s.m.requests.WithLabelValues(pattern, label, strconv.Itoa(sw.status)).Inc()
+				s.m.duration.WithLabelValues(pattern, label).Observe(time.Since(start).Seconds())
 			}()
 			if !ok {
 				allow := make([]string, 0, len(methods))
@@ -205,14 +362,14 @@ func (s *Service) routes() http.Handler {
 				s.writeError(w, r, &apiError{code: 10})
 				return
 			}
-			var p Principal
+			var p auth.Principal
 			if rt.auth {
 				var err error
 				if p, err = s.opts.Auth.Authenticate(r); err != nil {
 					s.writeError(w, r, err)
 					return
 				}
-				r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+				r = r.WithContext(auth.NewContext(r.Context(), p))
 			}
 			if err := rt.h(w, r, p); err != nil {
 				s.writeError(w, r, err)
@@ -220,7 +377,7 @@ func (s *Service) routes() http.Handler {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Operation-Id", NewID())
+		w.Header().Set("X-Operation-Id", fleet.NewID())
 		s.writeError(w, r, apiErr(7, "Unable to find the resource at %s", r.URL.Path))
 	})
 	return s.recoverPanics(mux)
@@ -229,18 +386,15 @@ func (s *Service) routes() http.Handler {
 // recoverPanics answers a request whose handler (or the Authenticator,
 // Quota or Store it calls) panicked with the original's code 9 body and a
 // 500, and logs the panic, instead of dropping the client's connection.
-func (s *Service) recoverPanics(h http.Handler) http.Handler {
+func (s *Handler) recoverPanics(h http.Handler) http.Handler {
 	return httpjson.RecoverWith(h, s.log, func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &apiError{code: 9})
 	})
 }
 
 // instanceJSON renders an instance in the original's shape.
-func (s *Service) instanceJSON(i Instance) map[string]any {
-	host := "host"
-	if s.kind.Name == "kafka" {
-		host = "bootstrap_server_host"
-	}
+func (s *Handler) instanceJSON(i fleet.Instance) map[string]any {
+	host := s.kind.HostField
 	m := map[string]any{
 		"id": i.ID, "kind": s.kind.Display, "href": s.kind.BasePath() + "/" + s.kind.Plural + "/" + i.ID,
 		"status": string(i.Status), "cloud_provider": i.CloudProvider, "region": i.Region, "multi_az": i.MultiAZ,
@@ -253,7 +407,7 @@ func (s *Service) instanceJSON(i Instance) map[string]any {
 	return m
 }
 
-func visible(p Principal, i Instance) bool {
+func visible(p auth.Principal, i fleet.Instance) bool {
 	if i.DeletedAt != nil {
 		return false
 	}
@@ -271,11 +425,11 @@ type createRequest struct {
 	MultiAZ       *bool  `json:"multi_az"`
 }
 
-func (s *Service) create(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if r.URL.Query().Get("async") != "true" {
 		return &apiError{code: 103}
 	}
-	if s.opts.DenyList != nil && s.opts.DenyList.Denied(p.Username, p.Organisation) {
+	if s.svc.Denied(p.Username, p.Organisation) {
 		return apiErr(4, "User '%s' is not authorized to access the service.", p.Username)
 	}
 	var req createRequest
@@ -296,38 +450,38 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request, p Principal) er
 	return nil
 }
 
-func (s *Service) validate(req createRequest, p Principal) (Instance, error) {
+func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance, error) {
 	switch {
 	case req.Name == "":
-		return Instance{}, apiErr(33, "name is required")
-	case len(req.Name) > NameMaxLength:
-		return Instance{}, apiErr(34, "name must be at most %d characters", NameMaxLength)
-	case ValidateName(req.Name) != nil:
-		return Instance{}, apiErr(32, "%s cluster name is invalid: %q must match ^[a-z]([-a-z0-9]*[a-z0-9])?$", s.kind.Display, req.Name)
+		return fleet.Instance{}, apiErr(33, "name is required")
+	case len(req.Name) > nameMaxLength:
+		return fleet.Instance{}, apiErr(34, "name must be at most %d characters", nameMaxLength)
+	case validateName(req.Name) != nil:
+		return fleet.Instance{}, apiErr(32, "%s cluster name is invalid: %q must match ^[a-z]([-a-z0-9]*[a-z0-9])?$", s.kind.Display, req.Name)
 	}
 	if req.CloudProvider == "" {
 		req.CloudProvider = s.opts.CloudProviders[0].ID
 	}
 	cp, ok := s.provider(req.CloudProvider)
 	if !ok {
-		return Instance{}, apiErr(30, "Provider not supported: %q", req.CloudProvider)
+		return fleet.Instance{}, apiErr(30, "Provider not supported: %q", req.CloudProvider)
 	}
 	if req.Region == "" {
 		req.Region = cp.Regions[0].ID
 	}
 	ri := slices.IndexFunc(cp.Regions, func(r Region) bool { return r.ID == req.Region })
 	if ri < 0 {
-		return Instance{}, apiErr(31, "Region %q not supported by %s", req.Region, cp.ID)
+		return fleet.Instance{}, apiErr(31, "Region %q not supported by %s", req.Region, cp.ID)
 	}
 	region := cp.Regions[ri]
 	itype := region.InstanceTypes[0]
 	if req.Plan != "" {
 		t, size, ok := strings.Cut(req.Plan, ".")
 		if !ok || t == "" || size == "" {
-			return Instance{}, apiErr(42, "Instance plan not supported: %q (want <instance_type>.<size>)", req.Plan)
+			return fleet.Instance{}, apiErr(42, "fleet.Instance plan not supported: %q (want <instance_type>.<size>)", req.Plan)
 		}
 		if !slices.Contains(region.InstanceTypes, t) {
-			return Instance{}, apiErr(41, "Instance Type %q not supported in %s %s", t, cp.ID, region.ID)
+			return fleet.Instance{}, apiErr(41, "fleet.Instance Type %q not supported in %s %s", t, cp.ID, region.ID)
 		}
 		itype = t
 	}
@@ -336,9 +490,9 @@ func (s *Service) validate(req createRequest, p Principal) (Instance, error) {
 		multiAZ = *req.MultiAZ
 	}
 	now := time.Now().UTC()
-	inst := Instance{
-		ID: NewID(), Kind: s.kind.Name, Name: req.Name, Owner: p.Username, Organisation: p.Organisation,
-		CloudProvider: cp.ID, Region: region.ID, MultiAZ: multiAZ, InstanceType: itype, Status: StatusAccepted,
+	inst := fleet.Instance{
+		ID: fleet.NewID(), Kind: s.kind.Name, Name: req.Name, Owner: p.Username, Organisation: p.Organisation,
+		CloudProvider: cp.ID, Region: region.ID, MultiAZ: multiAZ, InstanceType: itype, Status: fleet.StatusAccepted,
 		CreatedAt: now, UpdatedAt: now, StatusSince: now,
 	}
 	if d, ok := s.opts.Trials[itype]; ok && d > 0 {
@@ -348,17 +502,17 @@ func (s *Service) validate(req createRequest, p Principal) (Instance, error) {
 	return inst, nil
 }
 
-func (s *Service) checkRegionLimit(ctx context.Context, inst Instance) error {
+func (s *Handler) checkRegionLimit(ctx context.Context, inst fleet.Instance) error {
 	cp, _ := s.provider(inst.CloudProvider)
 	for _, r := range cp.Regions {
 		limit, ok := r.Limits[inst.InstanceType]
 		if r.ID != inst.Region || !ok {
 			continue
 		}
-		_, n, err := s.st.ListInstances(ctx, Query{Kind: s.kind.Name, Size: -1, Search: And{
-			Cond{Field: "region", Op: OpEq, Values: []string{inst.Region}},
-			Cond{Field: "cloud_provider", Op: OpEq, Values: []string{inst.CloudProvider}},
-			Cond{Field: "instance_type", Op: OpEq, Values: []string{inst.InstanceType}},
+		_, n, err := s.st.ListInstances(ctx, fleet.Query{Kind: s.kind.Name, Size: -1, Search: search.And{
+			search.Cond{Field: "region", Op: search.OpEq, Values: []string{inst.Region}},
+			search.Cond{Field: "cloud_provider", Op: search.OpEq, Values: []string{inst.CloudProvider}},
+			search.Cond{Field: "instance_type", Op: search.OpEq, Values: []string{inst.InstanceType}},
 		}})
 		if err != nil {
 			return err
@@ -373,16 +527,16 @@ func (s *Service) checkRegionLimit(ctx context.Context, inst Instance) error {
 // insert checks the quota and creates the instance. Name uniqueness is the
 // store's unique index; the quota check and the insert are one
 // transaction, serialised per scope across every replica by the store.
-func (s *Service) insert(ctx context.Context, inst Instance) error {
+func (s *Handler) insert(ctx context.Context, inst fleet.Instance) error {
 	if s.opts.Quota == nil {
 		return s.st.CreateInstance(ctx, inst)
 	}
 	return s.st.CreateInstanceChecked(ctx, inst, func(live int) error {
-		return s.opts.Quota.CheckQuota(ctx, QuotaRequest{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live})
+		return s.opts.Quota.CheckQuota(ctx, quota.Request{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live})
 	})
 }
 
-func (s *Service) get(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	inst, err := s.visibleInstance(r.Context(), r.PathValue("id"), p)
 	if err != nil {
 		return err
@@ -391,18 +545,18 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request, p Principal) error
 	return nil
 }
 
-func (s *Service) visibleInstance(ctx context.Context, id string, p Principal) (Instance, error) {
+func (s *Handler) visibleInstance(ctx context.Context, id string, p auth.Principal) (fleet.Instance, error) {
 	inst, err := s.st.GetInstance(ctx, id)
 	if err == nil && (inst.Kind != s.kind.Name || !visible(p, inst)) {
-		err = ErrNotFound
+		err = fleet.ErrNotFound
 	}
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, fleet.ErrNotFound) {
 		return inst, apiErr(7, "%s with id='%s' not found", s.kind.Display, id)
 	}
 	return inst, err
 }
 
-func (s *Service) list(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Handler) list(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	q, err := s.parseListQuery(r)
 	if err != nil {
 		return err
@@ -422,9 +576,9 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, p Principal) erro
 	return nil
 }
 
-func (s *Service) parseListQuery(r *http.Request) (Query, error) {
+func (s *Handler) parseListQuery(r *http.Request) (fleet.Query, error) {
 	v := r.URL.Query()
-	q := Query{Page: 1, Size: DefaultPageSize}
+	q := fleet.Query{Page: 1, Size: fleet.DefaultPageSize}
 	if ps := v.Get("page"); ps != "" {
 		n, err := strconv.Atoi(ps)
 		if err != nil || n < 1 {
@@ -434,18 +588,18 @@ func (s *Service) parseListQuery(r *http.Request) (Query, error) {
 	}
 	if ss := v.Get("size"); ss != "" {
 		n, err := strconv.Atoi(ss)
-		if err != nil || n < 1 || n > MaxPageSize {
-			return q, apiErr(21, "size must be an integer from 1 to %d, not %q", MaxPageSize, ss)
+		if err != nil || n < 1 || n > fleet.MaxPageSize {
+			return q, apiErr(21, "size must be an integer from 1 to %d, not %q", fleet.MaxPageSize, ss)
 		}
 		q.Size = n
 	}
 	if ob := strings.TrimSpace(v.Get("orderBy")); ob != "" {
 		for term := range strings.SplitSeq(ob, ",") {
 			f := strings.Fields(term)
-			if len(f) == 0 || len(f) > 2 || !slices.Contains(OrderFields(), f[0]) {
-				return q, apiErr(21, "invalid orderBy term %q: use a field of %s, then asc or desc", strings.TrimSpace(term), strings.Join(OrderFields(), ", "))
+			if len(f) == 0 || len(f) > 2 || !slices.Contains(orderFields(), f[0]) {
+				return q, apiErr(21, "invalid orderBy term %q: use a field of %s, then asc or desc", strings.TrimSpace(term), strings.Join(orderFields(), ", "))
 			}
-			o := Order{Field: f[0]}
+			o := fleet.Order{Field: f[0]}
 			if len(f) == 2 {
 				switch strings.ToLower(f[1]) {
 				case "asc":
@@ -459,7 +613,7 @@ func (s *Service) parseListQuery(r *http.Request) (Query, error) {
 		}
 	}
 	if sv := v.Get("search"); strings.TrimSpace(sv) != "" {
-		e, err := ParseSearch(sv)
+		e, err := search.Parse(sv)
 		if err != nil {
 			return q, err
 		}
@@ -468,32 +622,37 @@ func (s *Service) parseListQuery(r *http.Request) (Query, error) {
 	return q, nil
 }
 
-func (s *Service) delete(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if r.URL.Query().Get("async") != "true" {
 		return &apiError{code: 103}
 	}
 	id := r.PathValue("id")
-	for range 5 {
+	// A lost swap means a worker moved the instance on. The lifecycle has
+	// no cycle, so the instance can move at most len(Statuses) times before
+	// it is deprovisioning: retry that often, then answer 409 rather than
+	// accept a delete that was not recorded.
+	for range len(fleet.Statuses()) + 1 {
 		inst, err := s.visibleInstance(r.Context(), id, p)
 		if err != nil {
 			return err
 		}
-		if inst.Status == StatusDeprovision || inst.Status == StatusDeleting {
-			break
+		if inst.Status == fleet.StatusDeprovision || inst.Status == fleet.StatusDeleting {
+			w.WriteHeader(http.StatusAccepted)
+			return nil
 		}
-		_, err = s.st.UpdateInstance(r.Context(), Update{ID: id, From: inst.Status, To: StatusDeprovision})
+		_, err = s.st.UpdateInstance(r.Context(), fleet.Update{ID: id, From: inst.Status, To: fleet.StatusDeprovision})
 		if err == nil {
-			break
+			w.WriteHeader(http.StatusAccepted)
+			return nil
 		}
-		if !errors.Is(err, ErrConflict) {
+		if !errors.Is(err, fleet.ErrConflict) {
 			return err
 		}
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return &apiError{code: 9, status: http.StatusConflict, reason: s.kind.Display + " " + id + " changed status concurrently: try again"}
 }
 
-func (s *Service) cloudProviders(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+func (s *Handler) cloudProviders(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
 	items := make([]map[string]any, 0, len(s.opts.CloudProviders))
 	for _, p := range s.opts.CloudProviders {
 		items = append(items, map[string]any{"kind": "CloudProvider", "id": p.ID, "name": p.ID, "display_name": p.DisplayName, "enabled": true})
@@ -502,7 +661,7 @@ func (s *Service) cloudProviders(w http.ResponseWriter, _ *http.Request, _ Princ
 	return nil
 }
 
-func (s *Service) regions(w http.ResponseWriter, r *http.Request, _ Principal) error {
+func (s *Handler) regions(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
 	cp, ok := s.provider(r.PathValue("id"))
 	if !ok {
 		return apiErr(7, "cloud provider %q not found", r.PathValue("id"))
@@ -516,7 +675,7 @@ func (s *Service) regions(w http.ResponseWriter, r *http.Request, _ Principal) e
 	return nil
 }
 
-func (s *Service) errorsList(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+func (s *Handler) errorsList(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
 	cat := errorCatalogue(s.kind)
 	codes := make([]int, 0, len(cat))
 	for c := range cat {
@@ -531,7 +690,7 @@ func (s *Service) errorsList(w http.ResponseWriter, _ *http.Request, _ Principal
 	return nil
 }
 
-func (s *Service) errorGet(w http.ResponseWriter, r *http.Request, _ Principal) error {
+func (s *Handler) errorGet(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
 	code, err := strconv.Atoi(r.PathValue("id"))
 	def, ok := errorCatalogue(s.kind)[code]
 	if err != nil || !ok {
@@ -541,7 +700,7 @@ func (s *Service) errorGet(w http.ResponseWriter, r *http.Request, _ Principal) 
 	return nil
 }
 
-func (s *Service) openapiDoc(w http.ResponseWriter, _ *http.Request, _ Principal) error {
+func (s *Handler) openapiDoc(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(s.openapi)
 	return nil

@@ -1,4 +1,4 @@
-package fleet_test
+package auth_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
 )
 
 func TestJWTAuthenticator(t *testing.T) {
@@ -36,9 +36,9 @@ func TestJWTAuthenticator(t *testing.T) {
 	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600))
 	secret := []byte("shared-secret")
 
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret, RS256KeyFile: keyFile})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret, RS256KeyFile: keyFile})
 	require.NoError(t, err)
-	custom, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{RS256KeyFile: keyFile, UsernameClaim: "email", OrgClaim: "tenant"})
+	custom, err := auth.NewJWTAuthenticator(auth.JWTOptions{RS256KeyFile: keyFile, UsernameClaim: "email", OrgClaim: "tenant"})
 	require.NoError(t, err)
 
 	exp := time.Now().Add(time.Hour).Unix()
@@ -54,27 +54,27 @@ func TestJWTAuthenticator(t *testing.T) {
 	}
 	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"username": "alice", "exp": exp}).SignedString(jwt.UnsafeAllowNoneSignatureType)
 	require.NoError(t, err)
-	dev, err := fleet.NewHS256Token(secret, "alice", "acme", time.Hour)
+	dev, err := auth.NewHS256Token(secret, "alice", "acme", time.Hour)
 	require.NoError(t, err)
 
 	tests := []struct {
 		name   string
-		auth   *fleet.JWTAuthenticator
+		authn  *auth.JWTAuthenticator
 		header string
-		want   fleet.Principal
+		want   auth.Principal
 		ok     bool
 	}{
-		{"dev token", auth, "Bearer " + dev, fleet.Principal{Username: "alice", Organisation: "acme"}, true},
-		{"HS256", auth, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": exp}), fleet.Principal{Username: "bob"}, true},
-		{"RS256 from key file", auth, "Bearer " + rs(jwt.MapClaims{"preferred_username": "carol", "org_id": "o1", "exp": exp}), fleet.Principal{Username: "carol", Organisation: "o1"}, true},
-		{"custom claims", custom, "Bearer " + rs(jwt.MapClaims{"email": "d@x", "tenant": "t1", "exp": exp}), fleet.Principal{Username: "d@x", Organisation: "t1"}, true},
-		{"HS256 not configured", custom, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": exp}), fleet.Principal{}, false},
-		{"alg none", auth, "Bearer " + none, fleet.Principal{}, false},
-		{"no exp", auth, "Bearer " + hs(jwt.MapClaims{"username": "bob"}), fleet.Principal{}, false},
-		{"expired", auth, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": time.Now().Add(-time.Hour).Unix()}), fleet.Principal{}, false},
-		{"no username", auth, "Bearer " + hs(jwt.MapClaims{"exp": exp}), fleet.Principal{}, false},
-		{"no header", auth, "", fleet.Principal{}, false},
-		{"not bearer", auth, "Token " + dev, fleet.Principal{}, false},
+		{"dev token", authn, "Bearer " + dev, auth.Principal{Username: "alice", Organisation: "acme"}, true},
+		{"HS256", authn, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": exp}), auth.Principal{Username: "bob"}, true},
+		{"RS256 from key file", authn, "Bearer " + rs(jwt.MapClaims{"preferred_username": "carol", "org_id": "o1", "exp": exp}), auth.Principal{Username: "carol", Organisation: "o1"}, true},
+		{"custom claims", custom, "Bearer " + rs(jwt.MapClaims{"email": "d@x", "tenant": "t1", "exp": exp}), auth.Principal{Username: "d@x", Organisation: "t1"}, true},
+		{"HS256 not configured", custom, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": exp}), auth.Principal{}, false},
+		{"alg none", authn, "Bearer " + none, auth.Principal{}, false},
+		{"no exp", authn, "Bearer " + hs(jwt.MapClaims{"username": "bob"}), auth.Principal{}, false},
+		{"expired", authn, "Bearer " + hs(jwt.MapClaims{"username": "bob", "exp": time.Now().Add(-time.Hour).Unix()}), auth.Principal{}, false},
+		{"no username", authn, "Bearer " + hs(jwt.MapClaims{"exp": exp}), auth.Principal{}, false},
+		{"no header", authn, "", auth.Principal{}, false},
+		{"not bearer", authn, "Token " + dev, auth.Principal{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,17 +83,17 @@ func TestJWTAuthenticator(t *testing.T) {
 			if tt.header != "" {
 				r.Header.Set("Authorization", tt.header)
 			}
-			p, err := tt.auth.Authenticate(r)
+			p, err := tt.authn.Authenticate(r)
 			if !tt.ok {
-				require.ErrorIs(t, err, fleet.ErrUnauthenticated)
+				require.ErrorIs(t, err, auth.ErrUnauthenticated)
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, p)
 		})
 	}
-	_, err = fleet.NewJWTAuthenticator(fleet.JWTOptions{})
-	assert.ErrorIs(t, err, fleet.ErrInvalid, "a key is required")
+	_, err = auth.NewJWTAuthenticator(auth.JWTOptions{})
+	assert.ErrorIs(t, err, auth.ErrInvalid, "a key is required")
 }
 
 func TestJWTAuthenticatorJWKS(t *testing.T) {
@@ -111,7 +111,7 @@ func TestJWTAuthenticatorJWKS(t *testing.T) {
 		}})
 	}))
 	t.Cleanup(srv.Close)
-	auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{JWKSURL: srv.URL})
+	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{JWKSURL: srv.URL})
 	require.NoError(t, err)
 	sign := func(k *rsa.PrivateKey, kid string) string {
 		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"username": "alice", "exp": time.Now().Add(time.Hour).Unix()})
@@ -135,9 +135,9 @@ func TestJWTAuthenticatorJWKS(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			r.Header.Set("Authorization", "Bearer "+tt.token)
-			p, err := auth.Authenticate(r)
+			p, err := authn.Authenticate(r)
 			if !tt.ok {
-				require.ErrorIs(t, err, fleet.ErrUnauthenticated)
+				require.ErrorIs(t, err, auth.ErrUnauthenticated)
 				return
 			}
 			require.NoError(t, err)
@@ -180,7 +180,7 @@ func TestJWKSFetchInBackground(t *testing.T) {
 			}
 			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(jwksBody(t, "k1", &key.PublicKey))), Request: r}, nil
 		})
-		auth, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{JWKSURL: "http://jwks.invalid/keys", JWKSRefresh: time.Minute,
+		authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{JWKSURL: "http://jwks.invalid/keys", JWKSRefresh: time.Minute,
 			JWKSTimeout: 5 * time.Second, HTTPClient: &http.Client{Transport: rt}})
 		require.NoError(t, err)
 		sign := func(kid string) string {
@@ -193,7 +193,7 @@ func TestJWKSFetchInBackground(t *testing.T) {
 		authenticate := func(ctx context.Context, tok string) error {
 			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
 			r.Header.Set("Authorization", "Bearer "+tok)
-			_, err := auth.Authenticate(r)
+			_, err := authn.Authenticate(r)
 			return err
 		}
 		require.NoError(t, authenticate(t.Context(), sign("k1")), "first use fetches the set")
@@ -213,7 +213,7 @@ func TestJWKSFetchInBackground(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		err = authenticate(ctx, sign("k2"))
 		cancel()
-		require.ErrorIs(t, err, fleet.ErrUnauthenticated)
+		require.ErrorIs(t, err, auth.ErrUnauthenticated)
 		require.ErrorContains(t, err, "deadline exceeded")
 		require.NoError(t, authenticate(t.Context(), sign("k1")))
 
@@ -227,9 +227,9 @@ func TestJWKSFetchInBackground(t *testing.T) {
 // TestJWTIssuerAudience: iss and aud are checked when configured.
 func TestJWTIssuerAudience(t *testing.T) {
 	secret := []byte("shared-secret")
-	strict, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret, Issuer: "https://sso.example/", Audience: "fleet"})
+	strict, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret, Issuer: "https://sso.example/", Audience: "fleet"})
 	require.NoError(t, err)
-	lax, err := fleet.NewJWTAuthenticator(fleet.JWTOptions{HS256Secret: secret})
+	lax, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
 	exp := time.Now().Add(time.Hour).Unix()
 	tests := []struct {
@@ -255,7 +255,7 @@ func TestJWTIssuerAudience(t *testing.T) {
 			if tt.strict {
 				assert.NoError(t, err)
 			} else {
-				assert.ErrorIs(t, err, fleet.ErrUnauthenticated)
+				assert.ErrorIs(t, err, auth.ErrUnauthenticated)
 			}
 			_, err = lax.Authenticate(r)
 			assert.NoError(t, err, "unchecked when not configured")

@@ -1,4 +1,4 @@
-package fleet_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/httpapi"
 )
 
 // series counts the metric series reg holds.
@@ -34,13 +36,15 @@ func series(t *testing.T, reg *prometheus.Registry) int {
 // where the first one put it.
 func TestMetricLabelsClosedSet(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	deny := fleet.AuthenticatorFunc(func(*http.Request) (fleet.Principal, error) { return fleet.Principal{}, fleet.ErrUnauthenticated })
-	s, err := fleet.New(nopStore{}, fleet.Options{Kind: fleet.Dinosaur, Auth: deny, Registerer: reg})
+	deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
+	svc, err := fleet.New(nopStore{}, fleet.Options{Kind: fleet.Dinosaur})
+	require.NoError(t, err)
+	s, err := httpapi.New(svc, httpapi.Options{Auth: deny, Registerer: reg})
 	require.NoError(t, err)
 	col := fleet.Dinosaur.BasePath() + "/dinosaurs"
 	send := func(method, path string) int {
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+		s.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 		return rec.Code
 	}
 	// One of each kind first: a known method, an unknown one, on each
@@ -68,10 +72,12 @@ type nopStore struct{ fleet.Store }
 // logged, not a dropped connection.
 func TestHandlerRecoversPanics(t *testing.T) {
 	var logs bytes.Buffer
-	boom := fleet.AuthenticatorFunc(func(*http.Request) (fleet.Principal, error) { panic("authenticator bug") })
-	s, err := fleet.New(nopStore{}, fleet.Options{Kind: fleet.Dinosaur, Auth: boom, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	boom := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { panic("authenticator bug") })
+	svc, err := fleet.New(nopStore{}, fleet.Options{Kind: fleet.Dinosaur, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
-	srv := httptest.NewServer(s.Handler())
+	s, err := httpapi.New(svc, httpapi.Options{Auth: boom})
+	require.NoError(t, err)
+	srv := httptest.NewServer(s)
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + fleet.Dinosaur.BasePath() + "/dinosaurs")
 	require.NoError(t, err, "answered, not a dropped connection")

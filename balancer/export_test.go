@@ -1,0 +1,5 @@
+package balancer
+
+// StatusOfError is the status the admin API and the proxy answer an error
+// with; exported for the client's tests only.
+var StatusOfError = statusOfError

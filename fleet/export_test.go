@@ -1,0 +1,26 @@
+package fleet
+
+// The worker runtime is internal to the Service; its tests (in
+// runtime_test.go) reach it under these names.
+type (
+	Worker         = statusWorker
+	Job            = job
+	Runtime        = runtime
+	RuntimeOptions = runtimeOptions
+	Reconciler     = reconciler
+	ReconcilerFunc = reconcilerFunc
+	Request        = request
+	Result         = result
+	Notifier       = notifier
+	Subscription   = subscription
+)
+
+var (
+	NewRuntime     = newRuntime
+	NewNotifier    = newNotifier
+	NotifyingStore = newNotifyingStore
+	IsTerminal     = isTerminal
+)
+
+// FirstReady is the default placement, tested on its own.
+type FirstReady = firstReady
