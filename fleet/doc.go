@@ -45,7 +45,11 @@
 //
 // Leader election is on whenever the store is shared (SharedStore:
 // fleet/postgres), else with Options.LeaderElection: each worker runs only
-// while its replica holds the worker's lease in the store, every worker
+// while its replica holds the worker's lease in the store (the workers that
+// drive the data plane — provisioning, ready, deprovision, deleting —
+// share one, "<kind>/dataplane", so that one replica's data plane runs
+// every instance: with a data plane per replica, split leaders would start
+// each instance twice), every worker
 // write carries the lease's fencing token (a deposed leader's late write
 // fails with ErrStaleFence), and a replica that cannot renew stops its
 // worker a quarter TTL before the lease can be taken. The data plane is

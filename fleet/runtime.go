@@ -19,8 +19,11 @@ const (
 
 // statusWorker runs a reconciler over the instances in one status.
 type statusWorker struct {
-	// Name is the lease name and metrics label; "" means the status.
-	Name   string
+	// Name is the metrics label; "" means the status.
+	Name string
+	// Lease is the lease it runs under; "" means Name. Workers that name
+	// the same lease run together, on the replica that holds it.
+	Lease  string
 	Status Status
 	// reconciler is called for each instance in Status.
 	Reconciler reconciler
@@ -126,6 +129,9 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 		if w.Name == "" {
 			w.Name = string(w.Status)
 		}
+		if w.Lease == "" {
+			w.Lease = w.Name
+		}
 		if w.Interval <= 0 {
 			w.Interval = DefaultInterval
 		}
@@ -164,9 +170,23 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 // its leases. It returns nil after a clean stop.
 func (r *runtime) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	var leases []string
+	byLease := map[string][]statusWorker{}
 	for _, w := range r.workers {
+		if _, ok := byLease[w.Lease]; !ok {
+			leases = append(leases, w.Lease)
+		}
+		byLease[w.Lease] = append(byLease[w.Lease], w)
+	}
+	for _, lease := range leases {
 		wg.Go(func() {
-			r.lead(ctx, w.Name, func(ctx context.Context, f Fence) { r.runWorker(ctx, w, f) })
+			r.lead(ctx, lease, func(ctx context.Context, f Fence) {
+				var group sync.WaitGroup
+				for _, w := range byLease[lease] {
+					group.Go(func() { r.runWorker(ctx, w, f) })
+				}
+				group.Wait()
+			})
 		})
 	}
 	for _, j := range r.jobs {

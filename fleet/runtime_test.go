@@ -278,3 +278,40 @@ func TestLeaderHandOverOnStop(t *testing.T) {
 	require.Eventually(t, func() bool { return len(log.holders()) == 2 }, 5*time.Second, 5*time.Millisecond)
 	log.assertNoOverlap(t)
 }
+
+// TestWorkersShareALease: workers that name one lease run under it
+// together (one fence), as the data-plane workers do, so that one
+// replica drives a data plane that may be its own.
+func TestWorkersShareALease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	st, err := sqlite.Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	var (
+		mu     sync.Mutex
+		fences = map[fleet.Status]fleet.Fence{}
+	)
+	record := func(from, to fleet.Status) fleet.Reconciler {
+		next := move(st, from, to)
+		return fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+			mu.Lock()
+			fences[from] = req.Fence
+			mu.Unlock()
+			return next.Reconcile(ctx, req)
+		})
+	}
+	rt, err := fleet.NewRuntime(st, []fleet.Worker{
+		{Name: "dinosaur/accepted", Lease: "dinosaur/dataplane", Status: fleet.StatusAccepted, Reconciler: record(fleet.StatusAccepted, fleet.StatusPreparing)},
+		{Name: "dinosaur/preparing", Lease: "dinosaur/dataplane", Status: fleet.StatusPreparing, Reconciler: record(fleet.StatusPreparing, fleet.StatusProvisioning)},
+	}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "a", LeaseTTL: time.Hour})
+	require.NoError(t, err)
+	runRuntime(t, rt)
+	in := storetest.Instance("rex", "alice", "")
+	require.NoError(t, st.CreateInstance(context.Background(), in))
+	require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusProvisioning }, 30*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, fences, 2)
+	assert.Equal(t, "dinosaur/dataplane", fences[fleet.StatusAccepted].Lease)
+	assert.Equal(t, fences[fleet.StatusAccepted], fences[fleet.StatusPreparing], "one lease, one fence")
+}

@@ -32,6 +32,10 @@ const (
 	MaxPageSize     = 1000
 )
 
+// dataPlaneLease is the lease (after the kind's name) of the workers that
+// drive the data plane: provisioning, ready, deprovision and deleting.
+const dataPlaneLease = "dataplane"
+
 // Options configures a Service. Zero fields mean the documented defaults.
 type Options struct {
 	// Kind is the resource kind (required: Name at least).
@@ -221,9 +225,17 @@ func New(st Store, opts Options) (*Service, error) {
 	if opts.LeaderElection {
 		ropts.Leases = st
 	}
-	// Leases are per kind: prefix the names.
+	// Leases are per kind: prefix the names. The workers that drive the
+	// data plane share one lease: a data plane may be per replica (local
+	// processes), and with provisioning led by one replica and ready by
+	// the other, every instance would be started on both, and one of the
+	// two swept — after a failover, the whole fleet twice.
 	for i := range workers {
 		workers[i].Name = kind.Name + "/" + string(workers[i].Status)
+		switch workers[i].Status {
+		case StatusProvisioning, StatusReady, StatusDeprovision, StatusDeleting:
+			workers[i].Lease = kind.Name + "/" + dataPlaneLease
+		}
 	}
 	for i := range jobs {
 		jobs[i].Name = kind.Name + "/" + jobs[i].Name

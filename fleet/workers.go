@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -403,6 +405,9 @@ func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
 // removes a machine a live row owns; a machine at another host than its
 // ready row records is left alone for a grace period, the time for the
 // leader to record the host of a machine it just started.
+// sweepConcurrency bounds the removals of one sweep in flight.
+const sweepConcurrency = 16
+
 type sweeper struct {
 	st      Store
 	running Sweeper
@@ -429,7 +434,15 @@ func (w *sweeper) pass(ctx context.Context, _ Fence) error {
 			break
 		}
 	}
-	var errs []error
+	var (
+		mu   sync.Mutex
+		errs []error
+		g    errgroup.Group
+	)
+	// Removals run side by side: after a failover the old leader's data
+	// plane may hold the whole fleet, and a machine may take its stop
+	// timeout to go.
+	g.SetLimit(sweepConcurrency)
 	for _, r := range running {
 		inst, ok := live[r.ID]
 		switch {
@@ -439,9 +452,15 @@ func (w *sweeper) pass(ctx context.Context, _ Fence) error {
 			continue
 		}
 		w.log.Info("fleet: sweeping a machine no live instance owns", "id", r.ID, "cluster", r.ClusterID, "host", r.Host)
-		if err := w.running.Sweep(ctx, r); err != nil {
-			errs = append(errs, fmt.Errorf("data plane: sweep %s: %w", r.ID, err))
-		}
+		g.Go(func() error {
+			if err := w.running.Sweep(ctx, r); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("data plane: sweep %s: %w", r.ID, err))
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
+	_ = g.Wait()
 	return errors.Join(errs...)
 }

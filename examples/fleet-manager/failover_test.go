@@ -485,7 +485,7 @@ func TestFailoverLeaderKilled(t *testing.T) {
 	c.start("b")
 	dark := c.watchDark()
 	ids := c.create("rex", 30)
-	leader := c.leader(t.Context(), "provisioning")
+	leader := c.leader(t.Context(), "dataplane")
 	r := c.get(leader)
 	require.NotNil(t, r, "the leader %q is a replica", leader)
 	r.kill()

@@ -509,8 +509,15 @@ func testDenyList(t *testing.T, newStore NewStore) {
 func testNoCapacity(t *testing.T, newStore NewStore) {
 	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
 		o.Clusters = []fleet.Cluster{{ID: "full", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Capacity: 1}}
-		o.Timeouts = map[fleet.Status]time.Duration{fleet.StatusAccepted: 700 * time.Millisecond}
+		o.Timeouts = map[fleet.Status]time.Duration{fleet.StatusAccepted: 3 * time.Second}
 	})
+	// The cluster is ready first, and the accepted timeout is seconds: on a
+	// loaded host the first instance must still fit, and only the second
+	// time out.
+	require.Eventually(t, func() bool {
+		c, err := h.Store.GetCluster(context.Background(), "full")
+		return err == nil && c.Status == fleet.ClusterReady
+	}, waitFor, 10*time.Millisecond)
 	first := h.mustCreate(t, alice, "first")
 	h.Client.WaitStatus(t, alice, first, "ready", waitFor)
 	second := h.mustCreate(t, alice, "second")
