@@ -1,8 +1,8 @@
 // Package kubernetes is a machines.Provider whose machines are Pods, on
 // any Kubernetes cluster, through client-go.
 //
-// One machine is one Pod in the provider's namespace, named after its
-// language and version (fleetkit-python-1-0-1a2b3c), labelled with the
+// One machine is one Pod in the provider's namespace, named after the
+// Spec's Name (fleetkit-python-1-0-1a2b3c), labelled with the
 // Spec's labels and the machines.Label* ones — io.fleetkit.provider is the
 // owner's label: a new Provider with the same Name adopts the Pods of an
 // old one, as a restarted manager must. Its one container runs Spec.Image
@@ -48,9 +48,9 @@
 //	if err != nil { ... }
 //	defer p.Close()
 //	m, err := p.Create(ctx, machines.Spec{
-//		Language:   "python",
-//		Version:    "1.0",
+//		Name:       "python-1.0",
 //		Image:      "fleetkit/linter:1.0",
+//		Args:       linter.Args("python", "1.0", "{addr}"),
 //		HealthPath: machines.DefaultHealthPath,
 //	})
 //	// m.Address is "10.244.0.7:8080"
