@@ -207,12 +207,12 @@ type Provider interface {
 	// has already exited is not an error.
 	Remove(ctx context.Context, id string) error
 	// List returns the machines this provider owns that sel matches (all
-	// of them when sel is empty), running or exited, oldest first. The
-	// docker and kubernetes providers select where the machines are
-	// recorded (label filters, a label selector), so a caller pays for what
-	// it asks, not for the whole fleet; and they find machines from their
-	// labels, so a new provider with the same name lists what an old one
-	// created.
+	// of them when sel is empty), running or exited, oldest first. A
+	// provider selects where it can (docker: the engine's label filters;
+	// kubernetes: its informer's cache), so a caller gets what it asks
+	// for, not the whole fleet to filter. Docker and kubernetes find
+	// machines from their labels, so a new provider with the same name
+	// lists what an old one created.
 	List(ctx context.Context, sel Selector) ([]Machine, error)
 	// Get returns the machine id, running or exited, as List would;
 	// ErrNotFound when the provider does not own it.

@@ -21,8 +21,9 @@
 //     deleted.
 //   - Remove deletes the Pod with the provider's grace period and returns
 //     when it is gone.
-//   - List and Select read the informer's cache of the provider's Pods
-//     (selected by label on the server). Pods that do not serve show as
+//   - List and Get read the informer's cache of the provider's Pods
+//     (selected by label on the server; List's selector is matched in
+//     the cache, without a request). Pods that do not serve show as
 //     machines.StateExited with the kubelet's reason in Machine.Reason:
 //     "CrashLoopBackOff: ... (last exit: OOMKilled, exit code 137)",
 //     "Evicted: The node was low on resource: memory...", "ErrImagePull:
