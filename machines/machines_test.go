@@ -63,7 +63,7 @@ func TestSpecExpand(t *testing.T) {
 		{
 			name:     "placeholders in args and env",
 			spec:     machines.Spec{Args: []string{"serve", "--port={port}", "{language}@{version}"}, Env: map[string]string{"LISTEN": "{addr}"}},
-			wantArgs: []string{"serve", "--port=4000", "{language}@{version}"}, // the service's own words are not the provider's
+			wantArgs: []string{"serve", "--port=4000", "{language}@{version}"}, // other placeholders are the service's business
 			wantEnv:  map[string]string{"LISTEN": "127.0.0.1:4000"},
 		},
 		{
