@@ -13,7 +13,8 @@ import (
 // Errors returned by providers. Callers test them with errors.Is; providers
 // wrap them with context.
 var (
-	// ErrNotFound is returned by Remove for an ID the provider does not own.
+	// ErrNotFound is returned by Remove and Get for an ID the provider does
+	// not own.
 	ErrNotFound = errors.New("machines: machine not found")
 	// ErrStartTimeout is returned by Create when the machine is not running
 	// (or, when the Spec asks, not healthy) within its start timeout. The
@@ -34,7 +35,8 @@ const (
 	// DefaultStopTimeout is how long Remove waits for a graceful stop before
 	// it kills the machine.
 	DefaultStopTimeout = 10 * time.Second
-	// DefaultHealthPath is the health endpoint of the linter wire contract.
+	// DefaultHealthPath is the conventional health endpoint (the linter's
+	// and the fleet instances' wire contracts use it).
 	DefaultHealthPath = "/health"
 	// DefaultPort is the service port inside a container.
 	DefaultPort = 8080
@@ -46,29 +48,29 @@ const (
 	LabelPrefix   = "io.fleetkit."
 	LabelManaged  = LabelPrefix + "managed"  // always "true"
 	LabelProvider = LabelPrefix + "provider" // the provider's Name option
-	LabelLanguage = LabelPrefix + "language"
-	LabelVersion  = LabelPrefix + "version"
-	LabelPort     = LabelPrefix + "port" // service port inside the machine
+	LabelPort     = LabelPrefix + "port"     // service port inside the machine
 )
 
-// Spec describes a machine to create. Providers read the fields that apply
-// to them: Image for docker, Command for process.
+// Spec describes a machine to create: any service that answers HTTP on a
+// port. It knows nothing of what runs; whoever creates machines says what
+// they are through Labels (rollout records a linter's language and
+// version there). Providers read the fields that apply to them: Image for
+// docker and kubernetes, Command for process.
 type Spec struct {
-	// Language and Version of the service; recorded as labels and available
-	// to Args and Env as {language} and {version}.
-	Language string
-	Version  string
+	// Name is a short readable name of what runs ("python-1.0"); providers
+	// use it in the names they give machines (containers, Pods), with a
+	// random suffix. Empty means "machine".
+	Name string
 
-	// Image is the container image (docker provider).
+	// Image is the container image (docker, kubernetes).
 	Image string
 	// Command is the program to run (process provider): a path, or a name
 	// looked up in PATH.
 	Command string
 	// Args are the arguments of Command, or the container command (appended
-	// to the image's entrypoint). Nil means DefaultArgs, the linter's CLI.
-	// In Args and Env values, {addr} is replaced by the address the service
-	// must listen on, {port} by its port, {language} and {version} by the
-	// fields above; see Expand.
+	// to the image's entrypoint; nil keeps the image's own). In Args and
+	// Env values, {addr} is replaced by the address the service must
+	// listen on and {port} by its port; see Expand.
 	Args []string
 	// Env is added to the machine's environment.
 	Env map[string]string
@@ -77,9 +79,9 @@ type Spec struct {
 	// DefaultPort). The process provider picks a free loopback port when 0.
 	Port int
 
-	// Labels are recorded with the machine and returned by List, so a
-	// restarted manager can recognise what it created. Keys may not start
-	// with LabelPrefix.
+	// Labels are recorded with the machine, returned with it and matched
+	// by List's selector, so a restarted manager recognises what it
+	// created. Keys may not start with LabelPrefix.
 	Labels map[string]string
 
 	// StartTimeout bounds Create; 0 means DefaultStartTimeout.
@@ -89,19 +91,8 @@ type Spec struct {
 	HealthPath string
 }
 
-// DefaultArgs is the linter service's command line, used when Spec.Args is nil.
-func DefaultArgs() []string {
-	return []string{"-language", "{language}", "-version", "{version}", "-addr", "{addr}"}
-}
-
 // Validate checks the fields every provider needs.
 func (s Spec) Validate() error {
-	if s.Language == "" {
-		return fmt.Errorf("%w: language is empty", ErrInvalidSpec)
-	}
-	if s.Version == "" {
-		return fmt.Errorf("%w: version is empty", ErrInvalidSpec)
-	}
 	if s.Port < 0 || s.Port > 65535 {
 		return fmt.Errorf("%w: port %d out of range", ErrInvalidSpec, s.Port)
 	}
@@ -112,6 +103,9 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("%w: health path %q must start with /", ErrInvalidSpec, s.HealthPath)
 	}
 	for k := range s.Labels {
+		if k == "" {
+			return fmt.Errorf("%w: empty label key", ErrInvalidSpec)
+		}
 		if strings.HasPrefix(k, LabelPrefix) {
 			return fmt.Errorf("%w: label %q uses the reserved prefix %s", ErrInvalidSpec, k, LabelPrefix)
 		}
@@ -127,22 +121,19 @@ func (s Spec) Timeout() time.Duration {
 	return DefaultStartTimeout
 }
 
-// Expand returns Args (or DefaultArgs) and Env with the placeholders
-// replaced: {addr} by addr, {port} by its port, {language} and {version} by
-// the Spec's fields.
+// Expand returns Args and Env with the placeholders replaced: {addr} by
+// addr, {port} by its port. Nil Args stay nil.
 func (s Spec) Expand(addr string) (args []string, env map[string]string) {
 	port := addr
 	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
 		port = addr[i+1:]
 	}
-	r := strings.NewReplacer("{addr}", addr, "{port}", port, "{language}", s.Language, "{version}", s.Version)
-	src := s.Args
-	if src == nil {
-		src = DefaultArgs()
-	}
-	args = make([]string, len(src))
-	for i, a := range src {
-		args[i] = r.Replace(a)
+	r := strings.NewReplacer("{addr}", addr, "{port}", port)
+	if s.Args != nil {
+		args = make([]string, len(s.Args))
+		for i, a := range s.Args {
+			args[i] = r.Replace(a)
+		}
 	}
 	env = make(map[string]string, len(s.Env))
 	for k, v := range s.Env {
@@ -152,15 +143,12 @@ func (s Spec) Expand(addr string) (args []string, env map[string]string) {
 }
 
 // MachineLabels returns the labels a provider records for a machine of s:
-// the user labels plus the managed, provider, language, version and port
-// labels.
+// the user labels plus the managed, provider and port labels.
 func (s Spec) MachineLabels(provider string, port int) map[string]string {
-	l := make(map[string]string, len(s.Labels)+5)
+	l := make(map[string]string, len(s.Labels)+3)
 	maps.Copy(l, s.Labels)
 	l[LabelManaged] = "true"
 	l[LabelProvider] = provider
-	l[LabelLanguage] = s.Language
-	l[LabelVersion] = s.Version
 	if port > 0 {
 		l[LabelPort] = strconv.Itoa(port)
 	}
@@ -183,9 +171,7 @@ type Machine struct {
 	ID string
 	// Address is where the service answers, "ip:port". It may be empty for
 	// an exited machine.
-	Address  string
-	Language string
-	Version  string
+	Address string
 	// Labels are all labels of the machine, including the io.fleetkit. ones.
 	Labels    map[string]string
 	CreatedAt time.Time
@@ -201,9 +187,10 @@ type Machine struct {
 // URL returns "http://" + Address.
 func (m Machine) URL() string { return "http://" + m.Address }
 
-// Provider creates, removes and lists machines. MachineProvider is its role
-// in the design; implementations are machines/docker, machines/process and
-// machines/machinestest.
+// Provider creates, removes, lists and gets machines. MachineProvider is
+// its role in the design; implementations are machines/process,
+// machines/docker, machines/kubernetes and machines/machinestest, and
+// machinestest.RunConformance checks them all alike.
 //
 // Implementations are safe for concurrent use. Every method may block on
 // I/O and honours ctx.
@@ -219,46 +206,28 @@ type Provider interface {
 	// ID the provider does not own gives ErrNotFound. Removing a machine that
 	// has already exited is not an error.
 	Remove(ctx context.Context, id string) error
-	// List returns the machines this provider owns, running or exited,
-	// oldest first. Providers that can (docker) find them from labels, so a
-	// new provider instance with the same name sees what an old one created.
-	List(ctx context.Context) ([]Machine, error)
+	// List returns the machines this provider owns that sel matches (all
+	// of them when sel is empty), running or exited, oldest first. A
+	// provider selects where it can (docker: the engine's label filters;
+	// kubernetes: its informer's cache), so a caller gets what it asks
+	// for, not the whole fleet to filter. Docker and kubernetes find
+	// machines from their labels, so a new provider with the same name
+	// lists what an old one created.
+	List(ctx context.Context, sel Selector) ([]Machine, error)
+	// Get returns the machine id, running or exited, as List would;
+	// ErrNotFound when the provider does not own it.
+	Get(ctx context.Context, id string) (Machine, error)
 }
 
-// Selector is implemented by providers that select machines by label
-// themselves (from an index, or server-side). Callers use Select, which
-// falls back to List.
-type Selector interface {
-	// Select returns the machines, as List would, whose labels include
-	// every key and value of labels.
-	Select(ctx context.Context, labels map[string]string) ([]Machine, error)
-}
+// Selector selects machines by label equality: it matches a machine whose
+// labels include every key and value of the Selector. A nil or empty
+// Selector matches every machine.
+type Selector map[string]string
 
-// Select returns p's machines whose labels include every key and value of
-// labels, oldest first: through p's own Select when it is a Selector, else
-// by filtering List.
-func Select(ctx context.Context, p Provider, labels map[string]string) ([]Machine, error) {
-	if s, ok := p.(Selector); ok {
-		return s.Select(ctx, labels)
-	}
-	all, err := p.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Machine, 0, len(all))
-	for _, m := range all {
-		if HasLabels(m, labels) {
-			out = append(out, m)
-		}
-	}
-	return out, nil
-}
-
-// HasLabels reports whether m's labels include every key and value of
-// labels.
-func HasLabels(m Machine, labels map[string]string) bool {
-	for k, v := range labels {
-		if got, ok := m.Labels[k]; !ok || got != v {
+// Matches reports whether labels include every key and value of s.
+func (s Selector) Matches(labels map[string]string) bool {
+	for k, v := range s {
+		if got, ok := labels[k]; !ok || got != v {
 			return false
 		}
 	}

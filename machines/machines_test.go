@@ -18,19 +18,19 @@ import (
 )
 
 func TestSpecValidate(t *testing.T) {
-	ok := machines.Spec{Language: "python", Version: "1.0"}
+	ok := machines.Spec{Name: "python-1.0", Command: "linter"}
 	tests := []struct {
 		name    string
 		mutate  func(*machines.Spec)
 		wantErr bool
 	}{
 		{"valid", func(*machines.Spec) {}, false},
-		{"no language", func(s *machines.Spec) { s.Language = "" }, true},
-		{"no version", func(s *machines.Spec) { s.Version = "" }, true},
+		{"zero spec", func(s *machines.Spec) { *s = machines.Spec{} }, false},
 		{"port too big", func(s *machines.Spec) { s.Port = 70000 }, true},
 		{"negative timeout", func(s *machines.Spec) { s.StartTimeout = -1 }, true},
 		{"relative health path", func(s *machines.Spec) { s.HealthPath = "health" }, true},
-		{"reserved label", func(s *machines.Spec) { s.Labels = map[string]string{machines.LabelVersion: "x"} }, true},
+		{"reserved label", func(s *machines.Spec) { s.Labels = map[string]string{machines.LabelPort: "x"} }, true},
+		{"empty label key", func(s *machines.Spec) { s.Labels = map[string]string{"": "x"} }, true},
 		{"user label", func(s *machines.Spec) { s.Labels = map[string]string{"team": "lint"} }, false},
 	}
 	for _, tt := range tests {
@@ -55,20 +55,20 @@ func TestSpecExpand(t *testing.T) {
 		wantEnv  map[string]string
 	}{
 		{
-			name:     "default args are the linter's CLI",
-			spec:     machines.Spec{Language: "java", Version: "2.0"},
-			wantArgs: []string{"-language", "java", "-version", "2.0", "-addr", "127.0.0.1:4000"},
+			name:     "nil args stay nil: the image's own command",
+			spec:     machines.Spec{Image: "fleetkit/linter:2.0"},
+			wantArgs: nil,
 			wantEnv:  map[string]string{},
 		},
 		{
 			name:     "placeholders in args and env",
-			spec:     machines.Spec{Language: "python", Version: "1.1", Args: []string{"serve", "--port={port}", "{language}@{version}"}, Env: map[string]string{"LISTEN": "{addr}"}},
-			wantArgs: []string{"serve", "--port=4000", "python@1.1"},
+			spec:     machines.Spec{Args: []string{"serve", "--port={port}", "{language}@{version}"}, Env: map[string]string{"LISTEN": "{addr}"}},
+			wantArgs: []string{"serve", "--port=4000", "{language}@{version}"}, // other placeholders are the service's business
 			wantEnv:  map[string]string{"LISTEN": "127.0.0.1:4000"},
 		},
 		{
 			name:     "empty args stay empty",
-			spec:     machines.Spec{Language: "python", Version: "1.0", Args: []string{}},
+			spec:     machines.Spec{Args: []string{}},
 			wantArgs: []string{},
 			wantEnv:  map[string]string{},
 		},
@@ -83,11 +83,10 @@ func TestSpecExpand(t *testing.T) {
 }
 
 func TestSpecMachineLabelsAndTimeout(t *testing.T) {
-	s := machines.Spec{Language: "python", Version: "1.0", Labels: map[string]string{"team": "lint"}}
+	s := machines.Spec{Labels: map[string]string{"team": "lint"}}
 	l := s.MachineLabels("mm", 8080)
 	assert.Equal(t, map[string]string{
-		"team": "lint", machines.LabelManaged: "true", machines.LabelProvider: "mm",
-		machines.LabelLanguage: "python", machines.LabelVersion: "1.0", machines.LabelPort: "8080",
+		"team": "lint", machines.LabelManaged: "true", machines.LabelProvider: "mm", machines.LabelPort: "8080",
 	}, l)
 	l["team"] = "changed"
 	assert.Equal(t, "lint", s.Labels["team"], "MachineLabels must copy")
@@ -147,53 +146,20 @@ func TestWaitReady(t *testing.T) {
 	}
 }
 
-// selectingProvider answers Select itself: machines.Select must use it.
-type selectingProvider struct {
-	machines.Provider
-	got map[string]string
-}
-
-func (p *selectingProvider) Select(ctx context.Context, labels map[string]string) ([]machines.Machine, error) {
-	p.got = labels
-	return []machines.Machine{{ID: "from-select"}}, nil
-}
-
-func TestSelect(t *testing.T) {
-	a := machines.Machine{ID: "a", Labels: map[string]string{"group": "x", "tier": "1"}}
-	b := machines.Machine{ID: "b", Labels: map[string]string{"group": "y"}}
-	p := listProvider{a, b}
+func TestSelectorMatches(t *testing.T) {
+	labels := map[string]string{"group": "x", "tier": "1"}
 	for _, tt := range []struct {
-		labels map[string]string
-		want   []string
+		sel  machines.Selector
+		want bool
 	}{
-		{nil, []string{"a", "b"}},
-		{map[string]string{"group": "x"}, []string{"a"}},
-		{map[string]string{"group": "x", "tier": "2"}, nil},
-		{map[string]string{"tier": ""}, nil},
+		{nil, true},
+		{machines.Selector{}, true},
+		{machines.Selector{"group": "x"}, true},
+		{machines.Selector{"group": "x", "tier": "1"}, true},
+		{machines.Selector{"group": "x", "tier": "2"}, false},
+		{machines.Selector{"tier": ""}, false},
+		{machines.Selector{"zone": ""}, false},
 	} {
-		got, err := machines.Select(t.Context(), p, tt.labels)
-		require.NoError(t, err)
-		var ids []string
-		for _, m := range got {
-			ids = append(ids, m.ID)
-		}
-		assert.Equal(t, tt.want, ids, "Select(%v)", tt.labels)
+		assert.Equal(t, tt.want, tt.sel.Matches(labels), "%v", tt.sel)
 	}
-
-	s := &selectingProvider{Provider: p}
-	got, err := machines.Select(t.Context(), s, map[string]string{"group": "x"})
-	require.NoError(t, err)
-	assert.Equal(t, "from-select", got[0].ID)
-	assert.Equal(t, map[string]string{"group": "x"}, s.got)
-}
-
-// listProvider lists fixed machines.
-type listProvider []machines.Machine
-
-func (p listProvider) Create(context.Context, machines.Spec) (machines.Machine, error) {
-	return machines.Machine{}, errors.ErrUnsupported
-}
-func (p listProvider) Remove(context.Context, string) error { return errors.ErrUnsupported }
-func (p listProvider) List(context.Context) ([]machines.Machine, error) {
-	return append([]machines.Machine(nil), p...), nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
@@ -161,10 +160,10 @@ func TestAutoAbortsAtAnyStep(t *testing.T) {
 			src.serve("2.0", 20, 0, 900*time.Millisecond)
 		}, "latency"},
 		{"crash", func(f *fixture, _ *fakeMetrics) {
-			all, err := f.provider.List(context.Background())
+			all, err := f.provider.List(context.Background(), nil)
 			require.NoError(t, err)
 			for _, mc := range all {
-				if mc.Version == "2.0" && mc.Language == "python" {
+				if versionOf(mc) == "2.0" && langOf(mc) == "python" {
 					require.NoError(t, f.provider.Kill(mc.ID))
 					break
 				}
@@ -258,8 +257,7 @@ func TestAutoIgnoresMachinesThatNeverServed(t *testing.T) {
 	f.create("python", 4)
 	require.NoError(t, f.mgr.InitUpdate(ctx, "python", "2.0"))
 	restarted := f.newManager(f.router)
-	left, err := f.provider.Create(ctx, machines.Spec{Language: "python", Version: "2.0", Command: "linter",
-		Labels: map[string]string{rollout.LabelOwner: rollout.DefaultName}})
+	left, err := f.provider.Create(ctx, linterSpec("python", "2.0", rollout.DefaultName))
 	require.NoError(t, err)
 	require.NoError(t, f.provider.Kill(left.ID))
 	require.NoError(t, restarted.Reconcile(ctx, "python"))

@@ -117,9 +117,9 @@ type VersionSpec struct {
 	Image string `yaml:"image" json:"image,omitempty"`
 	// Command is the program (process): a path, or a name looked up in PATH.
 	Command string `yaml:"command" json:"command,omitempty"`
-	// Args are the arguments; nil means machines.DefaultArgs (the linter's
-	// -language, -version, -addr). {addr}, {port}, {language} and {version}
-	// are replaced.
+	// Args are the arguments; nil means the linter's command line
+	// (linter.Args: -language, -version, -addr). {language} and {version}
+	// are replaced by the manager, {addr} and {port} by the provider.
 	Args []string `yaml:"args" json:"args,omitempty"`
 	// Env is added to the machine's environment.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`

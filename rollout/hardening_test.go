@@ -18,7 +18,7 @@ import (
 // machinesOf returns how many machines the provider holds.
 func (f *fixture) machines() int {
 	f.t.Helper()
-	all, err := f.provider.List(context.Background())
+	all, err := f.provider.List(context.Background(), nil)
 	require.NoError(f.t, err)
 	return len(all)
 }

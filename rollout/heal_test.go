@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/machinestest"
 	"github.com/fleetkit/fleetkit/rollout"
 	"github.com/fleetkit/fleetkit/rollout/rollouttest"
@@ -109,8 +108,7 @@ func TestInterruptedSurgeConverges(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{"1.0": 2, "2.0": 2}, f.count("python"))
 	// What a killed manager left: a fifth machine, created and routed.
-	extra, err := f.provider.Create(ctx, machines.Spec{Language: "python", Version: "2.0", Command: "linter",
-		Labels: map[string]string{rollout.LabelOwner: rollout.DefaultName}})
+	extra, err := f.provider.Create(ctx, linterSpec("python", "2.0", rollout.DefaultName))
 	require.NoError(t, err)
 	require.NoError(t, f.router.AddBackend(ctx, "python", "2.0", extra.URL()))
 
@@ -138,10 +136,10 @@ func TestCapacityDoesNotLeak(t *testing.T) {
 			for range 3 {
 				require.NoError(t, f.mgr.Update(ctx, "python"))
 			}
-			all, err := f.provider.List(ctx)
+			all, err := f.provider.List(ctx, nil)
 			require.NoError(t, err)
 			for _, mc := range all {
-				if mc.Version == "2.0" {
+				if versionOf(mc) == "2.0" {
 					require.NoError(t, f.provider.Kill(mc.ID))
 					break
 				}
@@ -172,12 +170,12 @@ func TestTeardown(t *testing.T) {
 	f.create("python", 2)
 	f.create("java", 1)
 	require.NoError(t, f.mgr.Teardown(ctx))
-	all, err := f.provider.List(ctx)
+	all, err := f.provider.List(ctx, nil)
 	require.NoError(t, err)
 	assert.Empty(t, all)
 	assert.Empty(t, f.router.Held())
 	require.NoError(t, f.mgr.Reconcile(ctx, "python"))
-	all, _ = f.provider.List(ctx)
+	all, _ = f.provider.List(ctx, nil)
 	assert.Empty(t, all, "the desired count is 0")
 }
 

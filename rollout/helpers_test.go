@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/machinestest"
 	"github.com/fleetkit/fleetkit/rollout"
@@ -61,10 +62,10 @@ func (p *recProvider) Create(ctx context.Context, spec machines.Spec) (machines.
 	}
 	mc, err := p.Provider.Create(ctx, spec)
 	if err != nil {
-		p.log.add("create %s failed", spec.Version)
+		p.log.add("create %s failed", spec.Labels[linter.LabelVersion])
 		return mc, err
 	}
-	p.log.add("create %s %s", spec.Version, mc.Address)
+	p.log.add("create %s %s", spec.Labels[linter.LabelVersion], mc.Address)
 	resp, err := http.Get(mc.URL() + "/health")
 	if err == nil {
 		_ = resp.Body.Close()
@@ -76,16 +77,26 @@ func (p *recProvider) Create(ctx context.Context, spec machines.Spec) (machines.
 }
 
 func (p *recProvider) Remove(ctx context.Context, id string) error {
-	all, _ := p.Provider.List(ctx)
 	addr := id
-	for _, mc := range all {
-		if mc.ID == id {
-			addr = mc.Address
-		}
+	if mc, err := p.Provider.Get(ctx, id); err == nil {
+		addr = mc.Address
 	}
 	p.log.add("remove %s", addr)
 	return p.Provider.Remove(ctx, id)
 }
+
+// linterSpec is the spec of a linter machine of lang at version that a
+// manager named owner takes for one of its own.
+func linterSpec(lang, version, owner string) machines.Spec {
+	return machines.Spec{
+		Args:   linter.Args(lang, version, "{addr}"),
+		Labels: map[string]string{rollout.LabelOwner: owner, linter.LabelLanguage: lang, linter.LabelVersion: version},
+	}
+}
+
+// langOf and versionOf are what a machine's labels say it serves.
+func langOf(mc machines.Machine) string    { return mc.Labels[linter.LabelLanguage] }
+func versionOf(mc machines.Machine) string { return mc.Labels[linter.LabelVersion] }
 
 // fixture is a Manager over machinestest and rollouttest.
 type fixture struct {

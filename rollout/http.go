@@ -195,7 +195,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, createAnswer{Status: "ok", IP: mc.Address, Version: mc.Version})
+	httpjson.Write(w, http.StatusOK, createAnswer{Status: "ok", IP: mc.Address, Version: machineVersion(mc)})
 	return nil
 }
 

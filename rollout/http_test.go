@@ -181,7 +181,7 @@ func TestHTTPStatusReportsUnhealthy(t *testing.T) {
 	api := newAPI(t, f)
 	f.create("python", 2)
 	f.run()
-	all, err := f.provider.List(t.Context())
+	all, err := f.provider.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.NoError(t, f.provider.Kill(all[0].ID))
 	eventually(t, func() bool {

@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/health"
 )
@@ -501,7 +503,7 @@ func (m *Manager) reserve(ctx context.Context) (release func(), err error) {
 	if limit < 0 {
 		return func() {}, nil
 	}
-	all, err := m.list(ctx)
+	all, err := m.list(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -537,14 +539,18 @@ func (m *Manager) Remove(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	l, err := m.lang(mc.Language)
+	l, err := m.lang(machineLang(mc))
 	if err != nil {
-		return fmt.Errorf("%w: %s runs language %q, which is not configured", ErrUnknownMachine, addr, mc.Language)
+		return fmt.Errorf("%w: %s runs language %q, which is not configured", ErrUnknownMachine, addr, machineLang(mc))
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if mc, err = m.find(ctx, addr); err != nil { // it may have gone meanwhile
-		return err
+	// The machine found may have gone meanwhile; this one, of the language
+	// locked, is the one to remove.
+	if mc, err = m.provider.Get(ctx, mc.ID); errors.Is(err, machines.ErrNotFound) {
+		return fmt.Errorf("%w: %s", ErrUnknownMachine, addr)
+	} else if err != nil {
+		return fmt.Errorf("%w: getting machine %s: %w", ErrMachines, addr, err)
 	}
 	a, err := m.observe(ctx, l)
 	if err != nil {
@@ -596,7 +602,7 @@ func (m *Manager) Teardown(ctx context.Context) error {
 
 // find returns the owned machine at addr.
 func (m *Manager) find(ctx context.Context, addr string) (machines.Machine, error) {
-	all, err := m.list(ctx)
+	all, err := m.list(ctx, "")
 	if err != nil {
 		return machines.Machine{}, err
 	}
@@ -745,33 +751,62 @@ func describe(p Phase, steps []int) string {
 	return p.Current
 }
 
-// list returns the machines this manager owns, oldest first.
-func (m *Manager) list(ctx context.Context) ([]machines.Machine, error) {
-	all, err := m.provider.List(ctx)
+// list returns the machines this manager owns, oldest first; of one
+// language when lang is not "".
+func (m *Manager) list(ctx context.Context, lang string) ([]machines.Machine, error) {
+	sel := machines.Selector{LabelOwner: m.opts.Name}
+	if lang != "" {
+		sel[linter.LabelLanguage] = lang
+	}
+	all, err := m.provider.List(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("%w: listing machines: %w", ErrMachines, err)
 	}
-	return slices.DeleteFunc(all, func(mc machines.Machine) bool { return mc.Labels[LabelOwner] != m.opts.Name }), nil
+	return all, nil
 }
 
-// spec returns the machines.Spec of lang at version.
+// spec returns the machines.Spec of a linter of lang at version: the
+// version's image or command, the linter's command line unless the
+// version has its own (where {language} and {version} are replaced), and
+// the labels by which a restarted manager knows the machine for its own
+// and sees its language and version.
 func (m *Manager) spec(l *lang, version string) (machines.Spec, error) {
 	vs, ok := l.spec.Versions[version]
 	if !ok {
 		return machines.Spec{}, fmt.Errorf("%w: %s has no version %q", ErrUnknownVersion, l.name, version)
 	}
+	r := strings.NewReplacer("{language}", l.name, "{version}", version)
+	args := linter.Args(l.name, version, "{addr}")
+	if vs.Args != nil {
+		args = make([]string, len(vs.Args))
+		for i, a := range vs.Args {
+			args[i] = r.Replace(a)
+		}
+	}
+	env := make(map[string]string, len(vs.Env))
+	for k, v := range vs.Env {
+		env[k] = r.Replace(v)
+	}
 	return machines.Spec{
-		Language:     l.name,
-		Version:      version,
-		Image:        vs.Image,
-		Command:      vs.Command,
-		Args:         slices.Clone(vs.Args),
-		Env:          maps.Clone(vs.Env),
-		Labels:       map[string]string{LabelOwner: m.opts.Name},
+		Name:    l.name + "-" + version,
+		Image:   vs.Image,
+		Command: vs.Command,
+		Args:    args,
+		Env:     env,
+		Labels: map[string]string{
+			LabelOwner:           m.opts.Name,
+			linter.LabelLanguage: l.name,
+			linter.LabelVersion:  version,
+		},
 		StartTimeout: m.opts.StartTimeout,
 		HealthPath:   HealthPath,
 	}, nil
 }
+
+// machineLang and machineVersion return the language and version mc
+// serves, as its labels say.
+func machineLang(mc machines.Machine) string    { return mc.Labels[linter.LabelLanguage] }
+func machineVersion(mc machines.Machine) string { return mc.Labels[linter.LabelVersion] }
 
 // Kick wakes Run's reconciler of lang; it never blocks.
 func (m *Manager) Kick(lang string) {

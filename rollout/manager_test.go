@@ -142,7 +142,7 @@ func TestCreateGetsTheShortVersion(t *testing.T) {
 	// Step 1% of 3 machines: 1 new; 1 exists, so the new machine is old.
 	mc, err := f.mgr.Create(ctx, "python")
 	require.NoError(t, err)
-	assert.Equal(t, "1.0", mc.Version)
+	assert.Equal(t, "1.0", versionOf(mc))
 	for range 3 {
 		require.NoError(t, f.mgr.Update(ctx, "python"))
 	}
@@ -151,11 +151,11 @@ func TestCreateGetsTheShortVersion(t *testing.T) {
 	// Of 4: 2 new, 2 old: the created one is old.
 	mc, err = f.mgr.Create(ctx, "python")
 	require.NoError(t, err)
-	assert.Equal(t, "1.0", mc.Version)
+	assert.Equal(t, "1.0", versionOf(mc))
 	// Of 5: ceil(2.5) = 3 new.
 	mc, err = f.mgr.Create(ctx, "python")
 	require.NoError(t, err)
-	assert.Equal(t, "2.0", mc.Version)
+	assert.Equal(t, "2.0", versionOf(mc))
 	assert.Equal(t, map[string]int{"1.0": 2, "2.0": 3}, f.count("python"))
 }
 
@@ -279,7 +279,7 @@ func TestUnhealthyMachine(t *testing.T) {
 			ctx := context.Background()
 			addrs := f.create("python", 2)
 			f.run()
-			all, err := f.provider.List(ctx)
+			all, err := f.provider.List(ctx, nil)
 			require.NoError(t, err)
 			require.NoError(t, f.provider.SetUnhealthy(all[0].ID, true))
 
@@ -311,7 +311,7 @@ func TestUnhealthyMachine(t *testing.T) {
 				"a replacement is created")
 			_, still := f.versions("python")[addrs[0]]
 			assert.False(t, still)
-			all, err = f.provider.List(ctx)
+			all, err = f.provider.List(ctx, nil)
 			require.NoError(t, err)
 			assert.Len(t, all, 2, "the unhealthy machine is removed")
 		})
@@ -322,7 +322,7 @@ func TestExitedMachineIsUnhealthy(t *testing.T) {
 	f := newFixture(t, rollout.Options{HealthInterval: time.Hour})
 	addrs := f.create("python", 2)
 	f.run()
-	all, err := f.provider.List(context.Background())
+	all, err := f.provider.List(context.Background(), nil)
 	require.NoError(t, err)
 	require.NoError(t, f.provider.Kill(all[1].ID))
 	eventually(t, func() bool {
@@ -341,7 +341,7 @@ func TestRestartRediscovers(t *testing.T) {
 	require.NoError(t, f.mgr.InitUpdate(ctx, "python", "2.0"))
 	require.NoError(t, f.mgr.Update(ctx, "python"))
 	// A machine some other manager owns on the same provider is ignored.
-	_, err := f.provider.Create(ctx, machines.Spec{Language: "python", Version: "1.0", Labels: map[string]string{rollout.LabelOwner: "other"}})
+	_, err := f.provider.Create(ctx, linterSpec("python", "1.0", "other"))
 	require.NoError(t, err)
 
 	// A new manager with a new (empty) router: the phase comes from the
@@ -406,7 +406,7 @@ func TestVanishedMachineLeavesTheRouter(t *testing.T) {
 	f := newFixture(t, rollout.Options{})
 	ctx := context.Background()
 	addrs := f.create("python", 2)
-	all, err := f.provider.List(ctx)
+	all, err := f.provider.List(ctx, nil)
 	require.NoError(t, err)
 	require.NoError(t, f.provider.Provider.Remove(ctx, all[0].ID)) // behind the manager's back
 	require.NoError(t, f.mgr.Reconcile(ctx, "python"))

@@ -36,7 +36,7 @@ func (a actual) slots(v string) int { return len(a.byVersion[v]) + len(a.keptByV
 // machine seen for the first time (a new one, or one a previous manager
 // created) starts being health-checked.
 func (m *Manager) observe(ctx context.Context, l *lang) (actual, error) {
-	all, err := m.list(ctx)
+	all, err := m.list(ctx, l.name)
 	if err != nil {
 		return actual{}, err
 	}
@@ -44,9 +44,6 @@ func (m *Manager) observe(ctx context.Context, l *lang) (actual, error) {
 	a := actual{byVersion: map[string][]machines.Machine{}, keptByVersion: map[string][]machines.Machine{}}
 	present := map[string]bool{}
 	for _, mc := range all {
-		if mc.Language != l.name {
-			continue
-		}
 		present[mc.ID] = true
 		m.track(mc)
 		if mc.State != machines.StateRunning {
@@ -58,14 +55,14 @@ func (m *Manager) observe(ctx context.Context, l *lang) (actual, error) {
 		}
 		if m.isDead(mc.ID) {
 			a.dead = append(a.dead, mc)
-			if !m.opts.ReplaceUnhealthy && (mc.Version == old || (new != "" && mc.Version == new)) {
+			if v := machineVersion(mc); !m.opts.ReplaceUnhealthy && (v == old || (new != "" && v == new)) {
 				a.kept = append(a.kept, mc)
-				a.keptByVersion[mc.Version] = append(a.keptByVersion[mc.Version], mc)
+				a.keptByVersion[v] = append(a.keptByVersion[v], mc)
 			}
 			continue
 		}
 		a.live = append(a.live, mc)
-		a.byVersion[mc.Version] = append(a.byVersion[mc.Version], mc)
+		a.byVersion[machineVersion(mc)] = append(a.byVersion[machineVersion(mc)], mc)
 	}
 	if err := m.forgetGone(ctx, l.name, present); err != nil {
 		return actual{}, err
@@ -108,8 +105,8 @@ func (m *Manager) forgetGone(ctx context.Context, lang string, present map[strin
 // track records mc's language and version and health-checks it.
 func (m *Manager) track(mc machines.Machine) {
 	m.mu.Lock()
-	m.owners[mc.ID] = mc.Language
-	m.versionOf[mc.ID] = mc.Version
+	m.owners[mc.ID] = machineLang(mc)
+	m.versionOf[mc.ID] = machineVersion(mc)
 	m.mu.Unlock()
 	if _, ok := m.checker.Status(mc.ID); !ok && mc.State == machines.StateRunning && mc.Address != "" {
 		m.checker.Add(health.Target{ID: mc.ID, Address: mc.Address})
@@ -324,7 +321,7 @@ func (m *Manager) routeLive(ctx context.Context, lang string, live []machines.Ma
 	var errs []error
 	for _, mc := range live {
 		keep[mc.URL()] = true
-		if v, ok := held[mc.URL()]; ok && v == mc.Version {
+		if v, ok := held[mc.URL()]; ok && v == machineVersion(mc) {
 			m.mu.Lock()
 			m.routed[mc.ID] = mc.URL()
 			m.mu.Unlock()
@@ -403,7 +400,7 @@ func (m *Manager) isRouted(id string) bool {
 
 // route adds mc to the router.
 func (m *Manager) route(ctx context.Context, mc machines.Machine) error {
-	if err := m.router.AddBackend(ctx, mc.Language, mc.Version, mc.URL()); err != nil {
+	if err := m.router.AddBackend(ctx, machineLang(mc), machineVersion(mc), mc.URL()); err != nil {
 		return fmt.Errorf("%w: adding %s to the router: %w", ErrRouter, mc.Address, err)
 	}
 	m.mu.Lock()
@@ -455,7 +452,7 @@ func (m *Manager) unrouteDead(ctx context.Context, mc machines.Machine) error {
 		d.out = true
 	}
 	m.mu.Unlock()
-	m.log.Info("unhealthy machine removed from the router", "lang", mc.Language, "id", mc.ID, "addr", mc.Address)
+	m.log.Info("unhealthy machine removed from the router", "lang", machineLang(mc), "id", mc.ID, "addr", mc.Address)
 	return nil
 }
 
@@ -480,7 +477,7 @@ func (m *Manager) removeMachine(ctx context.Context, mc machines.Machine) error 
 	delete(m.dead, mc.ID)
 	delete(m.routed, mc.ID)
 	m.mu.Unlock()
-	m.log.Info("machine removed", "lang", mc.Language, "version", mc.Version, "id", mc.ID, "addr", mc.Address)
+	m.log.Info("machine removed", "lang", machineLang(mc), "version", machineVersion(mc), "id", mc.ID, "addr", mc.Address)
 	return nil
 }
 

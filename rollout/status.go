@@ -88,7 +88,7 @@ type Status struct {
 
 // Status reports every language's phase and machines.
 func (m *Manager) Status(ctx context.Context) (Status, error) {
-	all, err := m.list(ctx)
+	all, err := m.list(ctx, "")
 	if err != nil {
 		return Status{}, err
 	}
@@ -99,7 +99,7 @@ func (m *Manager) Status(ctx context.Context) (Status, error) {
 		if until, ok := ejected[mc.URL()]; ok && ms.Routed {
 			ms.Ejected, ms.EjectedUntil = true, until
 		}
-		byLang[mc.Language] = append(byLang[mc.Language], ms)
+		byLang[ms.Language] = append(byLang[ms.Language], ms)
 	}
 	var st Status
 	for _, name := range slices.Sorted(maps.Keys(byLang)) {
@@ -157,7 +157,7 @@ func (m *Manager) ejected(ctx context.Context) map[string]time.Time {
 
 func (m *Manager) machineStatus(mc machines.Machine) MachineStatus {
 	s := MachineStatus{
-		ID: mc.ID, Address: mc.Address, Language: mc.Language, Version: mc.Version,
+		ID: mc.ID, Address: mc.Address, Language: machineLang(mc), Version: machineVersion(mc),
 		Healthy: mc.State == machines.StateRunning, CreatedAt: mc.CreatedAt,
 	}
 	if !s.Healthy {

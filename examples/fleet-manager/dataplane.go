@@ -30,10 +30,6 @@ const (
 // this binary FROM scratch, built by scripts/build-images.sh.
 const DefaultInstanceImage = "fleetkit/fleet-manager:latest"
 
-// instanceVersion is the per-instance service's version label: machines
-// need one, and the service has a single version.
-const instanceVersion = "1.0"
-
 // dataPlaneOptions says what runs the instances.
 type dataPlaneOptions struct {
 	// Provider is process, docker or memory.
@@ -121,8 +117,7 @@ func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clus
 		Providers: providers,
 		Spec: func(i fleet.Instance) machines.Spec {
 			return machines.Spec{
-				Language:   i.Kind,
-				Version:    instanceVersion,
+				Name:       i.Kind,
 				Command:    command,
 				Image:      o.Image,
 				Args:       append(slices.Clip(args), "-id", i.ID, "-kind", i.Kind, "-name", i.Name), // a copy: specs are built concurrently

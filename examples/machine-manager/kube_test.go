@@ -19,6 +19,7 @@ import (
 	"github.com/fleetkit/fleetkit/balancer"
 	"github.com/fleetkit/fleetkit/internal/kubetest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
+	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 )
 
@@ -80,7 +81,7 @@ languages:
 		out := map[string]string{}
 		for _, p := range list.Items {
 			if p.DeletionTimestamp == nil {
-				out[p.Status.PodIP] = p.Labels[machines.LabelVersion]
+				out[p.Status.PodIP] = p.Labels[linter.LabelVersion]
 			}
 		}
 		return out

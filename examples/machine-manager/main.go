@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		// is unreachable, and the Docker client negotiates its API version
 		// on its first request, which races when two requests are first
 		// (the exit watcher's event stream and a List).
-		if _, err := p.List(ctx); err != nil {
+		if _, err := p.List(ctx, nil); err != nil {
 			return fmt.Errorf("-provider docker: %w", err)
 		}
 		mp = p

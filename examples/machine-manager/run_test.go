@@ -197,13 +197,13 @@ func TestDockerRestartRediscovers(t *testing.T) {
 	p, err := docker.New(docker.Options{Name: name})
 	require.NoError(t, err)
 	t.Cleanup(func() { // whatever the test leaves
-		left, _ := p.List(context.Background())
+		left, _ := p.List(context.Background(), nil)
 		for _, m := range left {
 			_ = p.Remove(context.Background(), m.ID)
 		}
 		_ = p.Close()
 	})
-	if _, err := p.List(context.Background()); err != nil {
+	if _, err := p.List(context.Background(), nil); err != nil {
 		testenv.Missing(t, "the Docker Engine: %v", err)
 	}
 
@@ -276,7 +276,7 @@ languages:
 		post(t, url+"/remove", `{"ip":"`+strings.TrimPrefix(u, "http://")+`"}`)
 	}
 	stop()
-	left, err := p.List(context.Background())
+	left, err := p.List(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, left)
 }

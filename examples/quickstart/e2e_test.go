@@ -79,7 +79,7 @@ func startFleet(t *testing.T, machines int, health time.Duration, provider machi
 			assert.Empty(t, strings.TrimSpace(string(out)), "every linter process is gone after shutdown")
 			return
 		}
-		left, err := provider.List(context.Background())
+		left, err := provider.List(context.Background(), nil)
 		require.NoError(t, err)
 		assert.Empty(t, left, "every container is gone after shutdown")
 	})
@@ -359,7 +359,7 @@ func dockerProvider(t *testing.T) machines.Provider {
 	t.Cleanup(func() { _ = p.Close() })
 	// The first call also makes the client negotiate its API version before
 	// concurrent use.
-	if _, err := p.List(context.Background()); err != nil {
+	if _, err := p.List(context.Background(), nil); err != nil {
 		testenv.Missing(t, "the Docker Engine: %v", err)
 	}
 	return p

@@ -195,7 +195,7 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 func removeAll(p machines.Provider) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	all, err := p.List(ctx)
+	all, err := p.List(ctx, nil)
 	if err != nil {
 		return err
 	}

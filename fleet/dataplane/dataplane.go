@@ -103,17 +103,11 @@ func (d *DataPlane) lock(id string) func() {
 
 // machinesOf returns the machines of instance id on p.
 func machinesOf(ctx context.Context, p machines.Provider, id string) ([]machines.Machine, error) {
-	all, err := p.List(ctx)
+	ms, err := p.List(ctx, machines.Selector{LabelInstance: id})
 	if err != nil {
 		return nil, fmt.Errorf("list machines: %w", err)
 	}
-	var out []machines.Machine
-	for _, m := range all {
-		if m.Labels[LabelInstance] == id {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return ms, nil
 }
 
 // Apply implements fleet.DataPlane.
@@ -208,7 +202,7 @@ func (d *DataPlane) Sweep(ctx context.Context, inst fleet.Instance) error {
 func (d *DataPlane) Running(ctx context.Context) ([]fleet.Instance, error) {
 	var out []fleet.Instance
 	for cluster, p := range d.opts.Providers {
-		all, err := p.List(ctx)
+		all, err := p.List(ctx, nil)
 		if err != nil {
 			return nil, fmt.Errorf("list machines of cluster %s: %w", cluster, err)
 		}

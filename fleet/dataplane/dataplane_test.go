@@ -14,12 +14,15 @@ import (
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
+	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/machinestest"
 )
 
 func spec(i fleet.Instance) machines.Spec {
-	return machines.Spec{Language: i.Kind, Version: "1.0", Labels: map[string]string{"fleet.name": i.Name}}
+	// machinestest's fake linter needs a language: an empty kind is a spec
+	// the data plane refuses.
+	return machines.Spec{Args: linter.Args(i.Kind, "1.0", "{addr}"), Labels: map[string]string{"fleet.name": i.Name}}
 }
 
 func TestLifecycleOnMachines(t *testing.T) {
@@ -46,7 +49,7 @@ func TestLifecycleOnMachines(t *testing.T) {
 		return resp.StatusCode
 	}
 	assert.Equal(t, http.StatusOK, health(host), "a ready instance is a running machine")
-	ms, err := p.List(context.Background())
+	ms, err := p.List(context.Background(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assert.Equal(t, id, ms[0].Labels[dataplane.LabelInstance])
@@ -62,7 +65,7 @@ func TestLifecycleOnMachines(t *testing.T) {
 
 	require.Equal(t, http.StatusAccepted, h.Client.Do(t, alice, http.MethodDelete, "dinosaurs/"+id+"?async=true", nil).Status)
 	h.Client.WaitStatus(t, alice, id, "gone", 20*time.Second)
-	ms, err = p.List(context.Background())
+	ms, err = p.List(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms, "deleting removes the machines")
 }
@@ -81,7 +84,7 @@ func TestApply(t *testing.T) {
 	again, err := dp.Apply(ctx, inst)
 	require.NoError(t, err)
 	assert.Equal(t, first.Host, again.Host, "idempotent: one machine per instance")
-	ms, err := p.List(ctx)
+	ms, err := p.List(ctx, nil)
 	require.NoError(t, err)
 	assert.Len(t, ms, 1)
 
@@ -99,7 +102,7 @@ func TestApply(t *testing.T) {
 
 	require.NoError(t, dp.Remove(ctx, inst))
 	require.NoError(t, dp.Remove(ctx, inst), "idempotent")
-	ms, err = p.List(ctx)
+	ms, err = p.List(ctx, nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 

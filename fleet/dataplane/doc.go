@@ -15,7 +15,7 @@
 //	dp, err := dataplane.New(dataplane.Options{
 //		Providers: map[string]machines.Provider{"local": process.New(...)},
 //		Spec: func(i fleet.Instance) machines.Spec {
-//			return machines.Spec{Language: i.Kind, Version: "1.0", Command: "my-service"}
+//			return machines.Spec{Name: i.Kind, Command: "my-service", Args: []string{"-addr", "{addr}"}}
 //		},
 //	})
 //

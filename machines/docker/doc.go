@@ -35,8 +35,8 @@
 //	if err != nil { ... }
 //	defer p.Close()
 //	m, err := p.Create(ctx, machines.Spec{
-//		Language: "python", Version: "1.0",
-//		Image: "fleetkit/linter:1.0", HealthPath: "/health",
+//		Name: "python-1.0", Image: "fleetkit/linter:1.0",
+//		Args: linter.Args("python", "1.0", "{addr}"), HealthPath: "/health",
 //	})
 //	// m.Address is 127.0.0.1:<ephemeral port>
 package docker

@@ -226,8 +226,6 @@ func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Mac
 	m := machines.Machine{
 		ID:        id,
 		Address:   addr,
-		Language:  spec.Language,
-		Version:   spec.Version,
 		Labels:    labels,
 		CreatedAt: created,
 		State:     machines.StateRunning,
@@ -390,19 +388,26 @@ func (p *Provider) isRemoving(id string) bool {
 	return ok
 }
 
-func (p *Provider) filters() filters.Args {
-	return filters.NewArgs(
+// filters selects this provider's containers, and of them those sel
+// matches: the engine does the selection.
+func (p *Provider) filters(sel machines.Selector) filters.Args {
+	f := filters.NewArgs(
 		filters.Arg("label", machines.LabelManaged+"=true"),
 		filters.Arg("label", machines.LabelProvider+"="+p.opts.Name),
 	)
+	for _, k := range slices.Sorted(maps.Keys(sel)) {
+		f.Add("label", k+"="+sel[k])
+	}
+	return f
 }
 
-// List returns the containers labelled as this provider's, running or
-// not, oldest first. It needs no memory of its own: a new Provider with
-// the same Name lists what an old one created.
-func (p *Provider) List(ctx context.Context) ([]machines.Machine, error) {
+// List returns the containers labelled as this provider's that sel
+// matches, running or not, oldest first; the engine selects them by
+// label. It needs no memory of its own: a new Provider with the same Name
+// lists what an old one created.
+func (p *Provider) List(ctx context.Context, sel machines.Selector) ([]machines.Machine, error) {
 	p.negotiated(ctx)
-	cs, err := p.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: p.filters()})
+	cs, err := p.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: p.filters(sel)})
 	if err != nil {
 		return nil, fmt.Errorf("docker: listing containers: %w", err)
 	}
@@ -410,26 +415,69 @@ func (p *Provider) List(ctx context.Context) ([]machines.Machine, error) {
 	seen := make(map[string]bool, len(cs))
 	p.mu.Lock()
 	for _, c := range cs {
-		seen[c.ID] = true
-		m := p.fromSummary(c)
-		if m.State == machines.StateRunning && m.Address != "" {
-			p.known[m.ID] = m
-		} else if k, ok := p.known[m.ID]; ok && m.Address == "" {
-			m.Address = k.Address
+		if !sel.Matches(c.Labels) { // the engine's filter, checked
+			continue
 		}
-		out = append(out, clone(m))
+		seen[c.ID] = true
+		out = append(out, p.rememberLocked(p.fromSummary(c)))
 	}
 	for id, m := range p.known {
-		// Gone from the engine; a machine still being created is not listed yet.
-		if !seen[id] && time.Since(m.CreatedAt) > time.Minute {
+		// Gone from the engine (every container sel matches was listed); a
+		// machine still being created is not listed yet.
+		if !seen[id] && sel.Matches(m.Labels) && time.Since(m.CreatedAt) > time.Minute {
 			delete(p.known, id)
 		}
 	}
 	p.mu.Unlock()
-	slices.SortFunc(out, func(a, b machines.Machine) int {
+	sortMachines(out)
+	return out, nil
+}
+
+func sortMachines(ms []machines.Machine) {
+	slices.SortFunc(ms, func(a, b machines.Machine) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
-	return out, nil
+}
+
+// rememberLocked records a running machine's address, or fills in the
+// address an exited one had (its ports are gone), and returns a copy of
+// m. p.mu is held.
+func (p *Provider) rememberLocked(m machines.Machine) machines.Machine {
+	if m.State == machines.StateRunning && m.Address != "" {
+		p.known[m.ID] = m
+	} else if k, ok := p.known[m.ID]; ok && m.Address == "" {
+		m.Address = k.Address
+	}
+	return clone(m)
+}
+
+// Get inspects container id and returns it as List would. A container
+// that is not this provider's is ErrNotFound, even if it exists.
+func (p *Provider) Get(ctx context.Context, id string) (machines.Machine, error) {
+	p.negotiated(ctx)
+	info, err := p.cli.ContainerInspect(ctx, id)
+	if cerrdefs.IsNotFound(err) {
+		return machines.Machine{}, fmt.Errorf("%w: %s", machines.ErrNotFound, id)
+	}
+	if err != nil {
+		return machines.Machine{}, fmt.Errorf("docker: inspecting %s: %w", id, err)
+	}
+	if info.Config == nil || !p.owns(info.Config.Labels) {
+		return machines.Machine{}, fmt.Errorf("%w: %s is not a container of provider %q", machines.ErrNotFound, id, p.opts.Name)
+	}
+	m := fromLabels(info.ID, info.Config.Labels)
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt, _ = time.Parse(time.RFC3339Nano, info.Created)
+	}
+	m.State = machines.StateExited
+	if info.State != nil && info.State.Running {
+		m.State = machines.StateRunning
+		port, _ := strconv.Atoi(m.Labels[machines.LabelPort])
+		m.Address, _ = p.address(info, nat.Port(strconv.Itoa(port)+"/tcp"))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rememberLocked(m), nil
 }
 
 func (p *Provider) fromSummary(c container.Summary) machines.Machine {
@@ -464,12 +512,7 @@ func (p *Provider) fromSummary(c container.Summary) machines.Machine {
 
 // fromLabels rebuilds what labels say of a machine.
 func fromLabels(id string, labels map[string]string) machines.Machine {
-	m := machines.Machine{
-		ID:       id,
-		Language: labels[machines.LabelLanguage],
-		Version:  labels[machines.LabelVersion],
-		Labels:   maps.Clone(labels),
-	}
+	m := machines.Machine{ID: id, Labels: maps.Clone(labels)}
 	if t, err := time.Parse(time.RFC3339Nano, labels[LabelCreated]); err == nil {
 		m.CreatedAt = t
 	}
@@ -482,7 +525,7 @@ func fromLabels(id string, labels map[string]string) machines.Machine {
 // the event a moment before List reports the container exited.
 func (p *Provider) Watch(ctx context.Context, fn func(machines.Event)) error {
 	p.negotiated(ctx)
-	f := p.filters()
+	f := p.filters(nil)
 	f.Add("type", string(events.ContainerEventType))
 	f.Add("event", string(events.ActionDie))
 	ctx, cancel := context.WithCancel(ctx)
@@ -527,11 +570,12 @@ func (p *Provider) Watch(ctx context.Context, fn func(machines.Event)) error {
 
 var nameUnsafe = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
-// containerName returns a readable unique name: fleetkit-python-1.0-1a2b3c.
+// containerName returns a readable unique name from the spec's Name:
+// fleetkit-python-1.0-1a2b3c.
 func containerName(spec machines.Spec) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	return nameUnsafe.ReplaceAllString(fmt.Sprintf("fleetkit-%s-%s-%s", spec.Language, spec.Version, hex.EncodeToString(b[:])), "_")
+	return nameUnsafe.ReplaceAllString(fmt.Sprintf("fleetkit-%s-%s", cmp.Or(spec.Name, "machine"), hex.EncodeToString(b[:])), "_")
 }
 
 func clone(m machines.Machine) machines.Machine {

@@ -155,14 +155,12 @@ func newProviderWith(t testing.TB, cli *client.Client, opts docker.Options) *doc
 }
 
 func linterSpec(t testing.TB, cli *client.Client, language, version string) machines.Spec {
-	return machines.Spec{
-		Language:     language,
-		Version:      version,
-		Image:        images.linterImage(t, cli, version),
-		HealthPath:   machines.DefaultHealthPath,
-		StartTimeout: 30 * time.Second,
-		Labels:       map[string]string{"test": "docker"},
-	}
+	s := linterbin.Spec(language, version)
+	s.Image = images.linterImage(t, cli, version)
+	s.HealthPath = machines.DefaultHealthPath
+	s.StartTimeout = 30 * time.Second
+	s.Labels["test"] = "docker"
+	return s
 }
 
 func TestCreateLintRemove(t *testing.T) {
@@ -187,7 +185,7 @@ func TestCreateLintRemove(t *testing.T) {
 	assert.True(t, lb.Result, lb.Details)
 	assert.Equal(t, "1.0", lb.Version)
 
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assert.Equal(t, m.ID, ms[0].ID)
@@ -198,7 +196,7 @@ func TestCreateLintRemove(t *testing.T) {
 	require.NoError(t, p.Remove(t.Context(), m.ID))
 	_, err = cli.ContainerInspect(t.Context(), m.ID)
 	assert.True(t, cerrdefs.IsNotFound(err), "the container is still there: %v", err)
-	ms, err = p.List(t.Context())
+	ms, err = p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 	require.ErrorIs(t, p.Remove(t.Context(), m.ID), machines.ErrNotFound)
@@ -223,7 +221,8 @@ func TestDeadContainerIsSeen(t *testing.T) {
 	case e := <-events:
 		assert.Equal(t, m.ID, e.Machine.ID)
 		assert.Equal(t, m.Address, e.Machine.Address)
-		assert.Equal(t, "1.2", e.Machine.Version)
+		_, version := linterbin.LanguageVersion(e.Machine)
+		assert.Equal(t, "1.2", version)
 		assert.Equal(t, machines.StateExited, e.Machine.State)
 		assert.Equal(t, 3, e.ExitCode)
 	case <-time.After(20 * time.Second):
@@ -233,13 +232,13 @@ func TestDeadContainerIsSeen(t *testing.T) {
 	var ms []machines.Machine
 	require.Eventually(t, func() bool {
 		var err error
-		ms, err = p.List(t.Context())
+		ms, err = p.List(t.Context(), nil)
 		return err == nil && len(ms) == 1 && ms[0].State == machines.StateExited
 	}, 10*time.Second, 20*time.Millisecond)
 	assert.Equal(t, m.Address, ms[0].Address, "an exited machine keeps the address it had")
 
 	require.NoError(t, p.Remove(t.Context(), m.ID))
-	ms, err = p.List(t.Context())
+	ms, err = p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 	select {
@@ -262,28 +261,26 @@ func TestRediscovery(t *testing.T) {
 
 	// A restarted manager: a new provider with the same name.
 	second := newProvider(t, cli, name)
-	ms, err := second.List(t.Context())
+	ms, err := second.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
 	for i, want := range []machines.Machine{a, b} {
 		got := ms[i]
 		assert.Equal(t, want.ID, got.ID)
 		assert.Equal(t, want.Address, got.Address)
-		assert.Equal(t, want.Language, got.Language)
-		assert.Equal(t, want.Version, got.Version)
 		assert.Equal(t, want.Labels, got.Labels)
 		assert.Equal(t, machines.StateRunning, got.State)
 	}
 
 	// Another provider owns none of them and may not remove them.
 	other := newProvider(t, cli, name+"-other")
-	ms, err = other.List(t.Context())
+	ms, err = other.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 	require.ErrorIs(t, other.Remove(t.Context(), a.ID), machines.ErrNotFound)
 
 	require.NoError(t, second.Remove(t.Context(), a.ID))
-	ms, err = second.List(t.Context())
+	ms, err = second.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assert.Equal(t, b.ID, ms[0].ID)
@@ -298,7 +295,7 @@ func TestCreateFailuresLeaveNothing(t *testing.T) {
 		wantErr error
 	}{
 		{"never healthy", func(s *machines.Spec) { s.HealthPath = "/never-200"; s.StartTimeout = 2 * time.Second }, machines.ErrStartTimeout},
-		{"exits at once", func(s *machines.Spec) { s.Language = "cobol" }, machines.ErrExited},
+		{"exits at once", func(s *machines.Spec) { s.Args = linterbin.Spec("cobol", "1.0").Args }, machines.ErrExited},
 		{"no image", func(s *machines.Spec) { s.Image = "" }, machines.ErrInvalidSpec},
 		{"image not on the engine", func(s *machines.Spec) { s.Image = "fleetkit-test/none:" + runID }, machines.ErrInvalidSpec},
 	}
@@ -309,7 +306,7 @@ func TestCreateFailuresLeaveNothing(t *testing.T) {
 			tt.mutate(&spec)
 			_, err := p.Create(t.Context(), spec)
 			require.ErrorIs(t, err, tt.wantErr)
-			ms, err := p.List(t.Context())
+			ms, err := p.List(t.Context(), nil)
 			require.NoError(t, err)
 			assert.Empty(t, ms, "a failed create must leave no container")
 		})
@@ -341,7 +338,7 @@ func TestNetworkMode(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "1.0", lb.Version)
 
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assert.Equal(t, m.Address, ms[0].Address)

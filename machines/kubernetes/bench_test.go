@@ -28,7 +28,8 @@ import (
 func BenchmarkProviders(b *testing.B) {
 	const n = 20
 	ctx := context.Background()
-	spec := machines.Spec{Language: "python", Version: "1.0", HealthPath: machines.DefaultHealthPath, StartTimeout: time.Minute}
+	spec := linterbin.Spec("python", "1.0")
+	spec.HealthPath, spec.StartTimeout = machines.DefaultHealthPath, time.Minute
 
 	report := func(b *testing.B, f machinestest.Figures) {
 		b.ReportMetric(ms(machinestest.Percentile(f.Ready, 50)), "ready_p50_ms")

@@ -1,8 +1,8 @@
 // Package kubernetes is a machines.Provider whose machines are Pods, on
 // any Kubernetes cluster, through client-go.
 //
-// One machine is one Pod in the provider's namespace, named after its
-// language and version (fleetkit-python-1-0-1a2b3c), labelled with the
+// One machine is one Pod in the provider's namespace, named after the
+// Spec's Name (fleetkit-python-1-0-1a2b3c), labelled with the
 // Spec's labels and the machines.Label* ones — io.fleetkit.provider is the
 // owner's label: a new Provider with the same Name adopts the Pods of an
 // old one, as a restarted manager must. Its one container runs Spec.Image
@@ -21,8 +21,9 @@
 //     deleted.
 //   - Remove deletes the Pod with the provider's grace period and returns
 //     when it is gone.
-//   - List and Select read the informer's cache of the provider's Pods
-//     (selected by label on the server). Pods that do not serve show as
+//   - List and Get read the informer's cache of the provider's Pods
+//     (selected by label on the server; List's selector is matched in
+//     the cache, without a request). Pods that do not serve show as
 //     machines.StateExited with the kubelet's reason in Machine.Reason:
 //     "CrashLoopBackOff: ... (last exit: OOMKilled, exit code 137)",
 //     "Evicted: The node was low on resource: memory...", "ErrImagePull:
@@ -48,9 +49,9 @@
 //	if err != nil { ... }
 //	defer p.Close()
 //	m, err := p.Create(ctx, machines.Spec{
-//		Language:   "python",
-//		Version:    "1.0",
+//		Name:       "python-1.0",
 //		Image:      "fleetkit/linter:1.0",
+//		Args:       linter.Args("python", "1.0", "{addr}"),
 //		HealthPath: machines.DefaultHealthPath,
 //	})
 //	// m.Address is "10.244.0.7:8080"

@@ -40,7 +40,6 @@ import (
 var (
 	_ machines.Provider = (*Provider)(nil)
 	_ machines.Watcher  = (*Provider)(nil)
-	_ machines.Selector = (*Provider)(nil)
 	_ io.Closer         = (*Provider)(nil)
 )
 
@@ -283,11 +282,12 @@ func (p *Provider) waitCache(ctx context.Context, check func() (done bool, last 
 
 var nameUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 
-// podName returns a readable unique name: fleetkit-python-1-0-1a2b3c.
+// podName returns a readable unique name from the spec's Name:
+// fleetkit-python-1-0-1a2b3c.
 func podName(spec machines.Spec) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	base := nameUnsafe.ReplaceAllString(strings.ToLower(fmt.Sprintf("fleetkit-%s-%s", spec.Language, spec.Version)), "-")
+	base := nameUnsafe.ReplaceAllString(strings.ToLower("fleetkit-"+cmp.Or(spec.Name, "machine")), "-")
 	if len(base) > 48 {
 		base = base[:48]
 	}
@@ -435,7 +435,7 @@ func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Mac
 	})
 	if err != nil {
 		p.discard(name)
-		return machines.Machine{}, fmt.Errorf("kubernetes: %s %s: %w", spec.Language, spec.Version, err)
+		return machines.Machine{}, fmt.Errorf("kubernetes: pod %s: %w", name, err)
 	}
 	return machineOf(ready), nil
 }
@@ -607,21 +607,15 @@ func (p *Provider) silenced(uid types.UID) bool {
 	return ok
 }
 
-// List returns the provider's machines from the informer's cache, oldest
-// first: running ones, and ones that do not serve with the reason (a crash
-// loop, a missing image, an eviction). It waits for the informer's first
-// list.
-func (p *Provider) List(ctx context.Context) ([]machines.Machine, error) {
-	return p.Select(ctx, nil)
-}
-
-// Select returns the machines whose labels include labels, from the
-// informer's cache, oldest first.
-func (p *Provider) Select(ctx context.Context, sel map[string]string) ([]machines.Machine, error) {
+// List returns the provider's machines that sel matches, from the
+// informer's cache (its label index), oldest first: running ones, and ones
+// that do not serve with the reason (a crash loop, a missing image, an
+// eviction). It waits for the informer's first list.
+func (p *Provider) List(ctx context.Context, sel machines.Selector) ([]machines.Machine, error) {
 	if err := p.synced(ctx); err != nil {
 		return nil, err
 	}
-	pods, err := p.lister.List(labels.SelectorFromSet(sel))
+	pods, err := p.lister.List(labels.SelectorFromSet(labels.Set(sel)))
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: listing pods: %w", err)
 	}
@@ -633,6 +627,23 @@ func (p *Provider) Select(ctx context.Context, sel map[string]string) ([]machine
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 	return out, nil
+}
+
+// Get returns the machine of Pod id from the informer's cache, as List
+// would. A Pod that is not this provider's is ErrNotFound, even if it
+// exists: the cache holds this provider's Pods only.
+func (p *Provider) Get(ctx context.Context, id string) (machines.Machine, error) {
+	if err := p.synced(ctx); err != nil {
+		return machines.Machine{}, err
+	}
+	pod, err := p.lister.Get(id)
+	if apierrors.IsNotFound(err) {
+		return machines.Machine{}, fmt.Errorf("%w: %s", machines.ErrNotFound, id)
+	}
+	if err != nil {
+		return machines.Machine{}, fmt.Errorf("kubernetes: getting pod %s: %w", id, err)
+	}
+	return machineOf(pod), nil
 }
 
 // Watch reports every machine whose container exits (a crash, an OOM

@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/kubetest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/internal/linterbin"
 	"github.com/fleetkit/fleetkit/machines/kubernetes"
 	"github.com/fleetkit/fleetkit/machines/machinestest"
 )
@@ -73,13 +75,11 @@ func (e env) provider(t *testing.T, opts kubernetes.Options) *kubernetes.Provide
 }
 
 func linterSpec(language, version string) machines.Spec {
-	return machines.Spec{
-		Language:     language,
-		Version:      version,
-		Image:        "fleetkit/linter:" + version,
-		HealthPath:   machines.DefaultHealthPath,
-		StartTimeout: time.Minute,
-	}
+	s := linterbin.Spec(language, version)
+	s.Image = "fleetkit/linter:" + version
+	s.HealthPath = machines.DefaultHealthPath
+	s.StartTimeout = time.Minute
+	return s
 }
 
 func TestConformance(t *testing.T) {
@@ -224,7 +224,7 @@ func TestCreateFailuresLeaveNothing(t *testing.T) {
 		{"image not pullable", kubernetes.Options{},
 			func(s *machines.Spec) { s.Image = "fleetkit-test/none:0" }, machines.ErrInvalidSpec, "image fleetkit-test/none:0"},
 		{"exits at once", kubernetes.Options{},
-			func(s *machines.Spec) { s.Language = "cobol" }, machines.ErrExited, "cobol"},
+			func(s *machines.Spec) { c := linterbin.Spec("cobol", "1.0"); s.Name, s.Args = c.Name, c.Args }, machines.ErrExited, "cobol"},
 		{"no image", kubernetes.Options{},
 			func(s *machines.Spec) { s.Image = "" }, machines.ErrInvalidSpec, "image is empty"},
 		{"label value", kubernetes.Options{},
@@ -239,7 +239,7 @@ func TestCreateFailuresLeaveNothing(t *testing.T) {
 			_, err := p.Create(t.Context(), spec)
 			require.ErrorIs(t, err, tt.wantErr)
 			assert.Contains(t, err.Error(), tt.contains)
-			ms, err := p.List(t.Context())
+			ms, err := p.List(t.Context(), nil)
 			require.NoError(t, err)
 			assert.Empty(t, ms, "a failed create leaves no machine")
 			pods, err := e.cs.CoreV1().Pods(e.ns).List(t.Context(), metav1.ListOptions{LabelSelector: machines.LabelProvider + "=" + tt.opts.Name})
@@ -280,15 +280,13 @@ func machine(t *testing.T, p *kubernetes.Provider, id string, cond func(machines
 	t.Helper()
 	var got machines.Machine
 	require.Eventually(t, func() bool {
-		ms, err := p.List(t.Context())
-		require.NoError(t, err)
-		for _, m := range ms {
-			if m.ID == id {
-				got = m
-				return cond(m)
-			}
+		m, err := p.Get(t.Context(), id)
+		if errors.Is(err, machines.ErrNotFound) {
+			return false
 		}
-		return false
+		require.NoError(t, err)
+		got = m
+		return cond(m)
 	}, 2*time.Minute, 20*time.Millisecond, "machine %s: last seen %+v", id, got)
 	return got
 }
@@ -342,7 +340,7 @@ func TestOOMKilledSurfaces(t *testing.T) {
 	p := e.provider(t, kubernetes.Options{Name: "oom", Resources: res})
 	events := watch(t, p)
 	spec := linterSpec("python", "1.0")
-	spec.Args = append(machines.DefaultArgs(), "-max-body", "268435456")
+	spec.Args = append(spec.Args, "-max-body", "268435456")
 	m, err := p.Create(t.Context(), spec)
 	require.NoError(t, err)
 
@@ -401,7 +399,7 @@ func TestDeletedByHandIsReported(t *testing.T) {
 	assert.Contains(t, ev.Err.Error(), "deleted")
 	assert.Equal(t, -1, ev.ExitCode)
 	require.Eventually(t, func() bool {
-		ms, err := p.List(t.Context())
+		ms, err := p.List(t.Context(), nil)
 		return err == nil && len(ms) == 1 && ms[0].ID == keep.ID
 	}, time.Minute, 20*time.Millisecond)
 
@@ -421,7 +419,7 @@ func TestClosedProvider(t *testing.T) {
 	require.NoError(t, p.Close(), "idempotent")
 	_, err := p.Create(t.Context(), linterSpec("python", "1.0"))
 	require.ErrorIs(t, err, machines.ErrClosed)
-	_, err = p.List(t.Context())
+	_, err = p.List(t.Context(), nil)
 	require.ErrorIs(t, err, machines.ErrClosed)
 	require.ErrorIs(t, p.Remove(t.Context(), "x"), machines.ErrClosed)
 	require.ErrorIs(t, p.Watch(t.Context(), func(machines.Event) {}), machines.ErrClosed)

@@ -14,12 +14,7 @@ import (
 
 // machineOf returns what a Pod of this provider says of its machine.
 func machineOf(pod *corev1.Pod) machines.Machine {
-	m := machines.Machine{
-		ID:       pod.Name,
-		Language: pod.Labels[machines.LabelLanguage],
-		Version:  pod.Labels[machines.LabelVersion],
-		Labels:   maps.Clone(pod.Labels),
-	}
+	m := machines.Machine{ID: pod.Name, Labels: maps.Clone(pod.Labels)}
 	if pod.Status.PodIP != "" && pod.Labels[machines.LabelPort] != "" {
 		m.Address = net.JoinHostPort(pod.Status.PodIP, pod.Labels[machines.LabelPort])
 	}

@@ -15,9 +15,8 @@ import (
 func podWith(phase corev1.PodPhase, cs *corev1.ContainerStatus) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: "m",
-			Labels: map[string]string{machines.LabelLanguage: "python", machines.LabelVersion: "1.0",
-				machines.LabelPort: "8080"},
+			Name:        "m",
+			Labels:      map[string]string{"lang": "python", machines.LabelPort: "8080"},
 			Annotations: map[string]string{AnnotationCreated: "2026-11-25T10:00:00.123456789Z"},
 		},
 		Status: corev1.PodStatus{Phase: phase, PodIP: "10.244.0.9"},
@@ -74,7 +73,7 @@ func TestState(t *testing.T) {
 			assert.Equal(t, tt.wantState, m.State)
 			assert.Equal(t, tt.wantReason, m.Reason)
 			assert.Equal(t, "10.244.0.9:8080", m.Address)
-			assert.Equal(t, "python", m.Language)
+			assert.Equal(t, "python", m.Labels["lang"])
 			assert.Equal(t, 123456789, m.CreatedAt.Nanosecond(), "CreatedAt from the annotation, to the nanosecond")
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -30,7 +31,8 @@ type Harness struct {
 	// Spec returns the spec of a linter service (fleetkit's wire contract:
 	// GET /health, POST /lint; version 1.2 exits with status 3 after a lint
 	// of empty code) of language and version that the provider runs: its
-	// Command, its Image. The suite sets HealthPath, StartTimeout and Labels.
+	// Command or Image and its Args. The suite sets HealthPath and
+	// StartTimeout and adds its own Labels.
 	Spec func(t *testing.T, language, version string) machines.Spec
 	// Adopts says whether a new provider with the same name owns the
 	// machines of an old one (docker, kubernetes) or not (process: they are
@@ -39,9 +41,9 @@ type Harness struct {
 }
 
 // RunConformance runs the provider conformance suite: create, health,
-// address, list and select by label, remove, idempotent remove, adoption
-// by a restarted provider, context cancellation, start timeout, invalid
-// specs and, for a machines.Watcher, a reported exit. Every provider runs
+// address, list by label selector, get, remove, idempotent remove,
+// adoption by a restarted provider, context cancellation, start timeout,
+// invalid specs and, for a machines.Watcher, a reported exit. Every provider runs
 // it, the in-memory one of this package too:
 //
 //	func TestConformance(t *testing.T) {
@@ -58,7 +60,7 @@ func RunConformance(t *testing.T, h Harness) {
 		fn   func(t *testing.T, s *suite)
 	}{
 		{"CreateHealthAddress", testCreateHealthAddress},
-		{"ListAndSelect", testListAndSelect},
+		{"ListAndGet", testListAndGet},
 		{"Remove", testRemove},
 		{"RemoveIdempotent", testRemoveIdempotent},
 		{"Adoption", testAdoption},
@@ -88,7 +90,7 @@ func (s *suite) provider(t *testing.T) machines.Provider {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if ms, err := p.List(ctx); err == nil {
+		if ms, err := p.List(ctx, nil); err == nil {
 			for _, m := range ms {
 				_ = p.Remove(ctx, m.ID)
 			}
@@ -104,14 +106,18 @@ func closeProvider(p machines.Provider) {
 	}
 }
 
-// spec is a healthy python linter of version, labelled with labels.
+// spec is a healthy python linter of version, labelled with labels too.
 func (s *suite) spec(t *testing.T, version string, labels map[string]string) machines.Spec {
 	sp := s.h.Spec(t, "python", version)
 	sp.HealthPath = machines.DefaultHealthPath
 	if sp.StartTimeout == 0 {
 		sp.StartTimeout = time.Minute
 	}
-	sp.Labels = labels
+	sp.Labels = maps.Clone(sp.Labels)
+	if sp.Labels == nil {
+		sp.Labels = map[string]string{}
+	}
+	maps.Copy(sp.Labels, labels)
 	return sp
 }
 
@@ -125,14 +131,10 @@ func testCreateHealthAddress(t *testing.T, s *suite) {
 	assert.NotEmpty(t, m.ID)
 	assert.Equal(t, machines.StateRunning, m.State)
 	assert.Empty(t, m.Reason)
-	assert.Equal(t, "python", m.Language)
-	assert.Equal(t, "1.0", m.Version)
 	for k, v := range map[string]string{
 		"suite":                "conformance",
 		machines.LabelManaged:  "true",
 		machines.LabelProvider: s.name,
-		machines.LabelLanguage: "python",
-		machines.LabelVersion:  "1.0",
 	} {
 		assert.Equal(t, v, m.Labels[k], "label %s", k)
 	}
@@ -160,10 +162,13 @@ func testCreateHealthAddress(t *testing.T, s *suite) {
 	assert.True(t, l.Result, body)
 	assert.Equal(t, "1.0", l.Version)
 
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assertSame(t, m, ms[0])
+	got, err := p.Get(t.Context(), m.ID)
+	require.NoError(t, err)
+	assertSame(t, m, got)
 }
 
 // assertSame checks that a listed machine is the created one.
@@ -171,45 +176,55 @@ func assertSame(t *testing.T, want, got machines.Machine) {
 	t.Helper()
 	assert.Equal(t, want.ID, got.ID)
 	assert.Equal(t, want.Address, got.Address)
-	assert.Equal(t, want.Language, got.Language)
-	assert.Equal(t, want.Version, got.Version)
 	assert.Equal(t, want.Labels, got.Labels)
 	assert.Equal(t, machines.StateRunning, got.State)
 	assert.True(t, want.CreatedAt.Equal(got.CreatedAt), "CreatedAt %v, listed %v", want.CreatedAt, got.CreatedAt)
 }
 
-func testListAndSelect(t *testing.T, s *suite) {
+func testListAndGet(t *testing.T, s *suite) {
 	p := s.provider(t)
-	a, err := p.Create(t.Context(), s.spec(t, "1.0", map[string]string{"group": "a", "suite": "conformance"}))
+	a, err := p.Create(t.Context(), s.spec(t, "1.0", map[string]string{"group": "a", "release": "1.0", "suite": "conformance"}))
 	require.NoError(t, err)
-	b, err := p.Create(t.Context(), s.spec(t, "2.0", map[string]string{"group": "b", "suite": "conformance"}))
+	b, err := p.Create(t.Context(), s.spec(t, "2.0", map[string]string{"group": "b", "release": "2.0", "suite": "conformance"}))
 	require.NoError(t, err)
 
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
 	assertSame(t, a, ms[0]) // oldest first
 	assertSame(t, b, ms[1])
 
 	for _, tt := range []struct {
-		labels map[string]string
-		want   []string
+		sel  machines.Selector
+		want []string
 	}{
-		{map[string]string{"group": "a"}, []string{a.ID}},
-		{map[string]string{"group": "b", machines.LabelVersion: "2.0"}, []string{b.ID}},
-		{map[string]string{"group": "b", machines.LabelVersion: "1.0"}, nil},
-		{map[string]string{"suite": "conformance"}, []string{a.ID, b.ID}},
+		{machines.Selector{"group": "a"}, []string{a.ID}},
+		{machines.Selector{"group": "b", "release": "2.0"}, []string{b.ID}},
+		{machines.Selector{"group": "b", "release": "1.0"}, nil},
+		{machines.Selector{"suite": "conformance"}, []string{a.ID, b.ID}},
+		{machines.Selector{"suite": "conformance", machines.LabelProvider: s.name}, []string{a.ID, b.ID}},
+		{machines.Selector{machines.LabelProvider: s.name + "-other"}, nil},
+		{machines.Selector{}, []string{a.ID, b.ID}},
 		{nil, []string{a.ID, b.ID}},
-		{map[string]string{"group": "c"}, nil},
+		{machines.Selector{"group": "c"}, nil},
+		{machines.Selector{"zone": "a"}, nil},
 	} {
-		got, err := machines.Select(t.Context(), p, tt.labels)
+		got, err := p.List(t.Context(), tt.sel)
 		require.NoError(t, err)
 		var ids []string
 		for _, m := range got {
 			ids = append(ids, m.ID)
 		}
-		assert.Equal(t, tt.want, ids, "Select(%v)", tt.labels)
+		assert.Equal(t, tt.want, ids, "List(%v)", tt.sel)
 	}
+
+	for _, want := range []machines.Machine{a, b} {
+		got, err := p.Get(t.Context(), want.ID)
+		require.NoError(t, err)
+		assertSame(t, want, got)
+	}
+	_, err = p.Get(t.Context(), "no-such-machine")
+	require.ErrorIs(t, err, machines.ErrNotFound)
 }
 
 func testRemove(t *testing.T, s *suite) {
@@ -220,10 +235,12 @@ func testRemove(t *testing.T, s *suite) {
 	require.NoError(t, err)
 
 	require.NoError(t, p.Remove(t.Context(), a.ID))
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 1, "Remove returns once the machine is gone")
 	assert.Equal(t, b.ID, ms[0].ID)
+	_, err = p.Get(t.Context(), a.ID)
+	require.ErrorIs(t, err, machines.ErrNotFound)
 	d := net.Dialer{Timeout: 2 * time.Second}
 	if c, err := d.DialContext(t.Context(), "tcp", a.Address); err == nil {
 		c.Close()
@@ -246,7 +263,9 @@ func testRemoveIdempotent(t *testing.T, s *suite) {
 	o, err := other.Create(t.Context(), s.spec(t, "1.0", nil))
 	require.NoError(t, err)
 	require.ErrorIs(t, p.Remove(t.Context(), o.ID), machines.ErrNotFound)
-	ms, err := other.List(t.Context())
+	_, err = p.Get(t.Context(), o.ID)
+	require.ErrorIs(t, err, machines.ErrNotFound, "nor to get")
+	ms, err := other.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Len(t, ms, 1)
 }
@@ -259,7 +278,7 @@ func testAdoption(t *testing.T, s *suite) {
 
 	// A restarted manager: a new provider with the same name.
 	second := s.provider(t)
-	ms, err := second.List(t.Context())
+	ms, err := second.List(t.Context(), nil)
 	require.NoError(t, err)
 	if !s.h.Adopts {
 		assert.Empty(t, ms, "this provider's machines stop with it")
@@ -267,10 +286,17 @@ func testAdoption(t *testing.T, s *suite) {
 	}
 	require.Len(t, ms, 1)
 	assertSame(t, m, ms[0])
+	got, err := second.Get(t.Context(), m.ID)
+	require.NoError(t, err)
+	assertSame(t, m, got)
+	ms, err = second.List(t.Context(), machines.Selector{"suite": "conformance"})
+	require.NoError(t, err)
+	require.Len(t, ms, 1, "the restarted provider selects what it adopted")
+	assertSame(t, m, ms[0])
 	status, _ := get(t, ms[0], machines.DefaultHealthPath)
 	assert.Equal(t, http.StatusOK, status)
 	require.NoError(t, second.Remove(t.Context(), m.ID))
-	ms, err = second.List(t.Context())
+	ms, err = second.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 }
@@ -281,7 +307,7 @@ func testContextCancellation(t *testing.T, s *suite) {
 	cancel()
 	_, err := p.Create(ctx, s.spec(t, "1.0", nil))
 	require.ErrorIs(t, err, context.Canceled)
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 
@@ -294,7 +320,7 @@ func testContextCancellation(t *testing.T, s *suite) {
 	wg.Go(func() {
 		defer cancel()
 		for ctx.Err() == nil { // until Create's machine shows up
-			if ms, err := p.List(t.Context()); err == nil && len(ms) > 0 {
+			if ms, err := p.List(t.Context(), nil); err == nil && len(ms) > 0 {
 				return
 			}
 			select {
@@ -306,7 +332,7 @@ func testContextCancellation(t *testing.T, s *suite) {
 	_, err = p.Create(ctx, sp)
 	wg.Wait()
 	require.ErrorIs(t, err, context.Canceled)
-	ms, err = p.List(t.Context())
+	ms, err = p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms, "a cancelled Create leaves nothing behind")
 }
@@ -318,7 +344,7 @@ func testStartTimeout(t *testing.T, s *suite) {
 	sp.StartTimeout = 2 * time.Second
 	_, err := p.Create(t.Context(), sp)
 	require.ErrorIs(t, err, machines.ErrStartTimeout)
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms, "a timed-out Create leaves nothing behind")
 }
@@ -326,7 +352,7 @@ func testStartTimeout(t *testing.T, s *suite) {
 func testInvalidSpec(t *testing.T, s *suite) {
 	p := s.provider(t)
 	for _, mutate := range []func(*machines.Spec){
-		func(sp *machines.Spec) { sp.Version = "" },
+		func(sp *machines.Spec) { sp.Port = 70000 },
 		func(sp *machines.Spec) { sp.Labels = map[string]string{machines.LabelPrefix + "x": "y"} },
 		func(sp *machines.Spec) { sp.HealthPath = "health" },
 	} {
@@ -335,7 +361,7 @@ func testInvalidSpec(t *testing.T, s *suite) {
 		_, err := p.Create(t.Context(), sp)
 		require.ErrorIs(t, err, machines.ErrInvalidSpec)
 	}
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/machinestest"
 )
@@ -26,7 +27,8 @@ func Example() {
 		time.Sleep(time.Millisecond)
 	}
 
-	m, err := p.Create(ctx, machines.Spec{Language: "python", Version: "2.0"})
+	// The fake reads the linter's command line, as the linter does.
+	m, err := p.Create(ctx, machines.Spec{Args: linter.Args("python", "2.0", "{addr}")})
 	if err != nil {
 		panic(err)
 	}
@@ -35,17 +37,19 @@ func Example() {
 		panic(err)
 	}
 	var answer struct {
-		Result  bool   `json:"result"`
-		Details string `json:"details"`
+		Language string `json:"language"`
+		Version  string `json:"version"`
+		Result   bool   `json:"result"`
+		Details  string `json:"details"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&answer)
 	resp.Body.Close()
-	fmt.Println(m.Language, m.Version, answer.Result, answer.Details)
+	fmt.Println(answer.Language, answer.Version, answer.Result, answer.Details)
 
 	_ = p.Kill(m.ID)
 	e := <-exited
 	fmt.Println(e.Machine.ID == m.ID, e.Machine.State)
-	ms, _ := p.List(ctx)
+	ms, _ := p.List(ctx, nil)
 	fmt.Println(len(ms), ms[0].State)
 	// Output:
 	// python 2.0 false 1:21: W292 no newline at end of file

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -51,7 +52,10 @@ type Options struct {
 
 // Provider is an in-memory machines.Provider whose machines are real HTTP
 // servers on loopback ports. By default each machine is a fake linter that
-// follows the wire contract closely enough for callers' tests:
+// reads its language and version from the spec's Args, the linter's
+// command line (linter.Args: -language, -version; a spec without both is
+// invalid), and follows the wire contract closely enough for callers'
+// tests:
 //
 //   - GET /health answers {"version","language","requestCount"};
 //   - POST /lint {"code"} answers {"result","details","diagnostics",
@@ -79,6 +83,8 @@ type Provider struct {
 
 type machine struct {
 	m        machines.Machine
+	language string // of the fake linter
+	version  string
 	srv      *http.Server
 	lints    atomic.Int64
 	sick     atomic.Bool
@@ -110,6 +116,13 @@ func (p *Provider) FailCreates(n int, err error) {
 func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Machine, error) {
 	if err := spec.Validate(); err != nil {
 		return machines.Machine{}, err
+	}
+	var language, version string
+	if p.opts.Handler == nil {
+		var err error
+		if language, version, err = linterFlags(spec.Args); err != nil {
+			return machines.Machine{}, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return machines.Machine{}, err
@@ -148,12 +161,10 @@ func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Mac
 	mc := &machine{m: machines.Machine{
 		ID:        id,
 		Address:   addr,
-		Language:  spec.Language,
-		Version:   spec.Version,
 		Labels:    spec.MachineLabels(p.opts.Name, port),
 		CreatedAt: time.Now(),
 		State:     machines.StateRunning,
-	}}
+	}, language: language, version: version}
 	h := http.Handler(nil)
 	if p.opts.Handler != nil {
 		h = p.opts.Handler(mc.m)
@@ -180,7 +191,7 @@ func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Mac
 		defer cancel()
 		if err := machines.WaitReady(wctx, addr, machines.WaitOptions{Path: spec.HealthPath}); err != nil {
 			_ = p.Remove(context.Background(), id)
-			return machines.Machine{}, fmt.Errorf("machinestest: %s %s on %s: %w", spec.Language, spec.Version, addr, err)
+			return machines.Machine{}, fmt.Errorf("machinestest: %s on %s: %w", cmp.Or(spec.Name, id), addr, err)
 		}
 	}
 	return clone(mc.m), nil
@@ -200,22 +211,55 @@ func (p *Provider) Remove(ctx context.Context, id string) error {
 	return nil
 }
 
-// List returns the machines, oldest first.
-func (p *Provider) List(ctx context.Context) ([]machines.Machine, error) {
+// linterFlags reads the fake linter's language and version from its
+// command line, as the linter does; both are required.
+func linterFlags(args []string) (language, version string, err error) {
+	fs := flag.NewFlagSet("linter", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&language, "language", "", "")
+	fs.StringVar(&version, "version", "", "")
+	fs.String("addr", "", "")
+	if err := fs.Parse(args); err != nil {
+		return "", "", fmt.Errorf("%w: the fake linter's command line %q: %v", machines.ErrInvalidSpec, args, err)
+	}
+	if language == "" || version == "" {
+		return "", "", fmt.Errorf("%w: the fake linter needs -language and -version in Args (linter.Args), got %q", machines.ErrInvalidSpec, args)
+	}
+	return language, version, nil
+}
+
+// List returns the machines sel matches, oldest first.
+func (p *Provider) List(ctx context.Context, sel machines.Selector) ([]machines.Machine, error) {
 	p.mu.Lock()
 	out := make([]machines.Machine, 0, len(p.machines))
 	for _, mc := range p.machines {
-		m := clone(mc.m)
-		if mc.dead.Load() {
-			m.State = machines.StateExited
+		if sel.Matches(mc.m.Labels) {
+			out = append(out, mc.machine())
 		}
-		out = append(out, m)
 	}
 	p.mu.Unlock()
 	slices.SortFunc(out, func(a, b machines.Machine) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(idNum(a.ID), idNum(b.ID)))
 	})
 	return out, nil
+}
+
+// Get returns machine id as List would.
+func (p *Provider) Get(ctx context.Context, id string) (machines.Machine, error) {
+	mc, err := p.get(id)
+	if err != nil {
+		return machines.Machine{}, err
+	}
+	return mc.machine(), nil
+}
+
+// machine returns a copy of mc's machine with its current state.
+func (mc *machine) machine() machines.Machine {
+	m := clone(mc.m)
+	if mc.dead.Load() {
+		m.State = machines.StateExited
+	}
+	return m
 }
 
 func idNum(id string) int {
@@ -330,7 +374,7 @@ func (p *Provider) linter(mc *machine) http.Handler {
 			return
 		}
 		httpjson.Write(w, http.StatusOK, map[string]any{
-			"version": mc.m.Version, "language": mc.m.Language, "requestCount": mc.lints.Load(),
+			"version": mc.version, "language": mc.language, "requestCount": mc.lints.Load(),
 		})
 	})
 	mux.HandleFunc("POST /lint", func(w http.ResponseWriter, r *http.Request) {
@@ -344,7 +388,7 @@ func (p *Provider) linter(mc *machine) http.Handler {
 			httpjson.Write(w, http.StatusBadRequest, map[string]string{"status": "error", "message": "invalid JSON: " + err.Error()})
 			return
 		}
-		switch mc.m.Version {
+		switch mc.version {
 		case "1.1":
 			if d := p.opts.SlowDelay; d > 0 {
 				select {
@@ -373,8 +417,8 @@ func (p *Provider) linter(mc *machine) http.Handler {
 			}
 		}
 		ans := lintAnswer{Result: true, Details: "no problems found", Diagnostics: []diagnostic{},
-			Language: mc.m.Language, Version: mc.m.Version}
-		if !strings.HasPrefix(mc.m.Version, "1.") && !strings.HasSuffix(req.Code, "\n") {
+			Language: mc.language, Version: mc.version}
+		if !strings.HasPrefix(mc.version, "1.") && !strings.HasSuffix(req.Code, "\n") {
 			line := strings.Count(req.Code, "\n") + 1
 			col := len(req.Code[strings.LastIndexByte(req.Code, '\n')+1:]) + 1
 			ans.Result = false

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/machinestest"
 )
@@ -24,7 +25,7 @@ func newProvider(t *testing.T, opts machinestest.Options) *machinestest.Provider
 }
 
 func spec(version string) machines.Spec {
-	return machines.Spec{Language: "python", Version: version, HealthPath: machines.DefaultHealthPath}
+	return machines.Spec{Args: linter.Args("python", version, "{addr}"), HealthPath: machines.DefaultHealthPath}
 }
 
 type lintAnswer struct {
@@ -111,12 +112,12 @@ func TestCreateListRemove(t *testing.T) {
 		assert.Equal(t, machines.StateRunning, m.State)
 		created = append(created, m)
 	}
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, created, ms, "List is oldest first")
 
 	require.NoError(t, p.Remove(t.Context(), created[1].ID))
-	ms, err = p.List(t.Context())
+	ms, err = p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []machines.Machine{created[0], created[2]}, ms)
 	status, _ := healthOf(t, created[1])
@@ -125,7 +126,7 @@ func TestCreateListRemove(t *testing.T) {
 
 	// Callers' changes to a returned machine do not leak back.
 	ms[0].Labels["owner"] = "changed"
-	again, err := p.List(t.Context())
+	again, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "test", again[0].Labels["owner"])
 }
@@ -145,8 +146,10 @@ func TestFailCreates(t *testing.T) {
 	_, err = p.Create(t.Context(), spec("1.0"))
 	require.ErrorIs(t, err, machines.ErrStartTimeout)
 
-	_, err = p.Create(t.Context(), machines.Spec{Language: "python"})
-	require.ErrorIs(t, err, machines.ErrInvalidSpec)
+	_, err = p.Create(t.Context(), machines.Spec{Args: linter.Args("python", "", "{addr}")})
+	require.ErrorIs(t, err, machines.ErrInvalidSpec, "the fake linter needs a version")
+	_, err = p.Create(t.Context(), machines.Spec{Args: []string{"-language", "python", "-version", "1.0", "-no-such-flag"}})
+	require.ErrorIs(t, err, machines.ErrInvalidSpec, "the fake linter refuses flags the linter does not know")
 }
 
 func TestCreateDelayHonoursContext(t *testing.T) {
@@ -199,7 +202,7 @@ func TestMachinesDie(t *testing.T) {
 			}
 			status, _ := healthOf(t, m)
 			assert.NotEqual(t, http.StatusOK, status)
-			ms, err := p.List(t.Context())
+			ms, err := p.List(t.Context(), nil)
 			require.NoError(t, err)
 			require.Len(t, ms, 1)
 			assert.Equal(t, machines.StateExited, ms[0].State)
@@ -240,13 +243,13 @@ func TestCustomHandlerAndClose(t *testing.T) {
 	}})
 	// Create waits for a health path to answer 200, which this handler
 	// never does.
-	_, err := p.Create(t.Context(), machines.Spec{Language: "python", Version: "1.0", HealthPath: "/health", StartTimeout: 50 * time.Millisecond})
+	_, err := p.Create(t.Context(), machines.Spec{HealthPath: "/health", StartTimeout: 50 * time.Millisecond})
 	require.ErrorIs(t, err, machines.ErrStartTimeout)
-	m, err := p.Create(t.Context(), machines.Spec{Language: "python", Version: "1.0"})
+	m, err := p.Create(t.Context(), machines.Spec{}) // a custom handler needs no linter command line
 	require.NoError(t, err)
 	status, _ := healthOf(t, m)
 	assert.Equal(t, http.StatusTeapot, status)
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Len(t, ms, 1, "the failed Create left nothing")
 	require.NoError(t, p.Close())
@@ -264,7 +267,7 @@ func TestConformance(t *testing.T) {
 			return newProvider(t, machinestest.Options{Name: name})
 		},
 		Spec: func(t *testing.T, language, version string) machines.Spec {
-			return machines.Spec{Language: language, Version: version}
+			return machines.Spec{Name: language + "-" + version, Args: linter.Args(language, version, "{addr}")}
 		},
 	})
 }

@@ -50,7 +50,7 @@ func parentHelper() {
 	done := make(chan machines.Machine)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends here
-		m, err := p.Create(ctx.Background(), machines.Spec{Language: "x", Version: "1", Command: exe, Args: []string{"-test.run=^$", "{addr}"},
+		m, err := p.Create(ctx.Background(), machines.Spec{Command: exe, Args: []string{"-test.run=^$", "{addr}"},
 			HealthPath: "/", StartTimeout: 30 * time.Second})
 		if err != nil {
 			fmt.Println("error:", err)

@@ -42,7 +42,7 @@
 //	if err != nil { ... }
 //	defer p.Close()
 //	m, err := p.Create(ctx, machines.Spec{
-//		Language: "python", Version: "1.0",
-//		Command: "/usr/local/bin/linter", HealthPath: "/health",
+//		Command: "/usr/local/bin/linter", Args: linter.Args("python", "1.0", "{addr}"),
+//		HealthPath: "/health",
 //	})
 package process

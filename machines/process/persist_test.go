@@ -73,7 +73,7 @@ func TestStateFileAdoptsMachines(t *testing.T) {
 	}
 
 	p2 := newProvider(t, process.Options{StateFile: state, StopTimeout: 2 * time.Second})
-	got, err := p2.List(ctx)
+	got, err := p2.List(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	for i, m := range got {
@@ -98,7 +98,7 @@ func TestStateFileAdoptsMachines(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the exit of an adopted machine is not reported")
 	}
-	got, err = p2.List(ctx)
+	got, err = p2.List(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, machines.StateExited, got[0].State)
@@ -126,7 +126,7 @@ func TestStateFileSurvivesSIGKILL(t *testing.T) {
 	_ = resp.Body.Close()
 
 	p := newProvider(t, process.Options{StateFile: state, StopTimeout: 2 * time.Second})
-	got, err := p.List(context.Background())
+	got, err := p.List(context.Background(), nil)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, addr, got[0].Address)
@@ -166,7 +166,7 @@ func TestStateFileFindsAMachineStartedButNotRecorded(t *testing.T) {
 		addr), 0o600))
 
 	p := newProvider(t, process.Options{StateFile: state, StopTimeout: 2 * time.Second})
-	got, err := p.List(context.Background())
+	got, err := p.List(context.Background(), nil)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, "process-7", got[0].ID)
@@ -191,7 +191,7 @@ func TestConformancePersistent(t *testing.T) {
 				StateFile: filepath.Join(dir, name+".json"), KeepOnClose: true})
 			require.NoError(t, err)
 			t.Cleanup(func() { // KeepOnClose: the test removes what is left
-				ms, _ := p.List(context.Background())
+				ms, _ := p.List(context.Background(), nil)
 				for _, m := range ms {
 					_ = p.Remove(context.Background(), m.ID)
 				}

@@ -206,8 +206,6 @@ type record struct {
 	PID       int               `json:"pid"`
 	Start     uint64            `json:"start"`
 	Address   string            `json:"address"`
-	Language  string            `json:"language"`
-	Version   string            `json:"version"`
 	Labels    map[string]string `json:"labels"`
 	CreatedAt time.Time         `json:"created_at"`
 	Log       string            `json:"log,omitempty"`
@@ -246,7 +244,7 @@ func (p *Provider) adopt() error {
 			continue // gone (its PID may be another process's now)
 		}
 		pr := &proc{
-			m: machines.Machine{ID: r.ID, Address: r.Address, Language: r.Language, Version: r.Version,
+			m: machines.Machine{ID: r.ID, Address: r.Address,
 				Labels: maps.Clone(r.Labels), CreatedAt: r.CreatedAt, State: machines.StateRunning},
 			pid: r.PID, start: r.Start, logPath: r.Log, done: make(chan struct{}),
 		}
@@ -297,7 +295,7 @@ func (p *Provider) save() error {
 	doc := stateDoc{Version: stateVersion, Seq: p.seq, Machines: slices.Collect(maps.Values(p.starting))}
 	for _, pr := range p.machines {
 		doc.Machines = append(doc.Machines, record{ID: pr.m.ID, PID: pr.pid, Start: pr.start, Address: pr.m.Address,
-			Language: pr.m.Language, Version: pr.m.Version, Labels: pr.m.Labels, CreatedAt: pr.m.CreatedAt, Log: pr.logPath})
+			Labels: pr.m.Labels, CreatedAt: pr.m.CreatedAt, Log: pr.logPath})
 	}
 	p.mu.Unlock()
 	slices.SortFunc(doc.Machines, func(a, b record) int { return cmp.Compare(a.ID, b.ID) })
@@ -365,8 +363,6 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 		m: machines.Machine{
 			ID:        fmt.Sprintf("%s-%d", p.opts.Name, p.seq),
 			Address:   addr,
-			Language:  spec.Language,
-			Version:   spec.Version,
 			Labels:    spec.MachineLabels(p.opts.Name, port),
 			CreatedAt: time.Now(),
 			State:     machines.StateRunning,
@@ -389,7 +385,7 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 			return machines.Machine{}, false, fmt.Errorf("process: machine log: %w", err)
 		}
 		cmd.Stdout, cmd.Stderr = logFile, logFile
-		p.starting[pr.m.ID] = record{ID: pr.m.ID, Address: addr, Language: spec.Language, Version: spec.Version,
+		p.starting[pr.m.ID] = record{ID: pr.m.ID, Address: addr,
 			Labels: maps.Clone(pr.m.Labels), CreatedAt: pr.m.CreatedAt, Log: pr.logPath}
 		p.mu.Unlock()
 		err = p.save()
@@ -458,7 +454,7 @@ func (p *Provider) start(ctx context.Context, path string, spec machines.Spec) (
 		_ = os.Remove(pr.logPath)
 	}
 	retry = exited && spec.Port == 0 && strings.Contains(out, "address already in use")
-	return machines.Machine{}, retry, fmt.Errorf("process: %s %s on %s: %w%s", spec.Language, spec.Version, addr, err, out)
+	return machines.Machine{}, retry, fmt.Errorf("process: %s on %s: %w%s", cmp.Or(spec.Name, spec.Command), addr, err, out)
 }
 
 // launch starts cmd and returns where to hand its proc for waiting: a
@@ -563,24 +559,43 @@ func (p *Provider) forget(id string) *proc {
 }
 
 // List returns the machines started by this value (or adopted from the
-// state file), running or exited, oldest first. Without a state file a new
-// Provider does not see the processes of an old one.
-func (p *Provider) List(ctx context.Context) ([]machines.Machine, error) {
+// state file) that sel matches, running or exited, oldest first. Without a
+// state file a new Provider does not see the processes of an old one.
+func (p *Provider) List(ctx context.Context, sel machines.Selector) ([]machines.Machine, error) {
 	p.mu.Lock()
 	out := make([]machines.Machine, 0, len(p.machines))
 	for _, pr := range p.machines {
-		m := clone(pr.m)
-		select {
-		case <-pr.done:
-			m.State = machines.StateExited
-			m.Reason = fmt.Sprintf("process %d: %v", pr.pid, pr.exitErr)
-		default:
+		if sel.Matches(pr.m.Labels) {
+			out = append(out, pr.machine())
 		}
-		out = append(out, m)
 	}
 	p.mu.Unlock()
 	slices.SortFunc(out, func(a, b machines.Machine) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
+}
+
+// Get returns machine id as List would; ErrNotFound when this value did
+// not start it (nor adopt it) or has removed it.
+func (p *Provider) Get(ctx context.Context, id string) (machines.Machine, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr, ok := p.machines[id]
+	if !ok {
+		return machines.Machine{}, fmt.Errorf("%w: %s", machines.ErrNotFound, id)
+	}
+	return pr.machine(), nil
+}
+
+// machine returns a copy of pr's machine with its current state.
+func (pr *proc) machine() machines.Machine {
+	m := clone(pr.m)
+	select {
+	case <-pr.done:
+		m.State = machines.StateExited
+		m.Reason = fmt.Sprintf("process %d: %v", pr.pid, pr.exitErr)
+	default:
+	}
+	return m
 }
 
 // Watch reports machines whose process exits without Remove.

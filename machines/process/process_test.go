@@ -55,14 +55,12 @@ func newProvider(t testing.TB, opts process.Options) *process.Provider {
 }
 
 func linterSpec(t testing.TB, language, version string) machines.Spec {
-	return machines.Spec{
-		Language:     language,
-		Version:      version,
-		Command:      bin.Path(t),
-		HealthPath:   machines.DefaultHealthPath,
-		StartTimeout: 20 * time.Second,
-		Labels:       map[string]string{"test": t.Name()},
-	}
+	s := linterbin.Spec(language, version)
+	s.Command = bin.Path(t)
+	s.HealthPath = machines.DefaultHealthPath
+	s.StartTimeout = 20 * time.Second
+	s.Labels["test"] = t.Name()
+	return s
 }
 
 func pidOf(t testing.TB, m machines.Machine) int {
@@ -109,12 +107,10 @@ func TestCreateRejectsInvalidSpec(t *testing.T) {
 		name string
 		spec machines.Spec
 	}{
-		{"no language", machines.Spec{Version: "1.0", Command: "true"}},
-		{"no version", machines.Spec{Language: "python", Command: "true"}},
-		{"no command", machines.Spec{Language: "python", Version: "1.0"}},
-		{"unknown command", machines.Spec{Language: "python", Version: "1.0", Command: "fleetkit-no-such-binary"}},
-		{"reserved label", machines.Spec{Language: "python", Version: "1.0", Command: "true", Labels: map[string]string{"io.fleetkit.x": "y"}}},
-		{"relative health path", machines.Spec{Language: "python", Version: "1.0", Command: "true", HealthPath: "health"}},
+		{"no command", machines.Spec{Name: "python-1.0"}},
+		{"unknown command", machines.Spec{Command: "fleetkit-no-such-binary"}},
+		{"reserved label", machines.Spec{Command: "true", Labels: map[string]string{"io.fleetkit.x": "y"}}},
+		{"relative health path", machines.Spec{Command: "true", HealthPath: "health"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +118,7 @@ func TestCreateRejectsInvalidSpec(t *testing.T) {
 			require.ErrorIs(t, err, machines.ErrInvalidSpec)
 		})
 	}
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ms)
 }
@@ -144,8 +140,9 @@ func TestCreateLintRemove(t *testing.T) {
 			p := newProvider(t, process.Options{})
 			m, err := p.Create(t.Context(), linterSpec(t, tt.language, tt.version))
 			require.NoError(t, err)
-			assert.Equal(t, tt.language, m.Language)
-			assert.Equal(t, tt.version, m.Version)
+			language, version := linterbin.LanguageVersion(m)
+			assert.Equal(t, tt.language, language)
+			assert.Equal(t, tt.version, version)
 			assert.Equal(t, machines.StateRunning, m.State)
 			assert.Equal(t, "true", m.Labels[machines.LabelManaged])
 			assert.Equal(t, t.Name(), m.Labels["test"])
@@ -166,7 +163,7 @@ func TestCreateLintRemove(t *testing.T) {
 			require.Equal(t, http.StatusOK, status)
 			assert.EqualValues(t, 1, h.RequestCount)
 
-			ms, err := p.List(t.Context())
+			ms, err := p.List(t.Context(), nil)
 			require.NoError(t, err)
 			require.Len(t, ms, 1)
 			assert.Equal(t, m, ms[0])
@@ -176,7 +173,7 @@ func TestCreateLintRemove(t *testing.T) {
 			assert.True(t, groupGone(pid), "process group %d still alive", pid)
 			_, err = net.DialTimeout("tcp", m.Address, time.Second)
 			assert.Error(t, err, "the address still accepts connections")
-			ms, err = p.List(t.Context())
+			ms, err = p.List(t.Context(), nil)
 			require.NoError(t, err)
 			assert.Empty(t, ms)
 			require.ErrorIs(t, p.Remove(t.Context(), m.ID), machines.ErrNotFound)
@@ -209,7 +206,7 @@ func TestConcurrentCreatesGetDistinctPorts(t *testing.T) {
 	wg.Wait()
 	require.Empty(t, errs)
 	assert.Len(t, got, n)
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Len(t, ms, n)
 	require.NoError(t, p.Close())
@@ -247,7 +244,7 @@ func TestExitIsReported(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no exit event")
 	}
-	ms, err := p.List(t.Context())
+	ms, err := p.List(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
 	states := map[string]machines.State{ms[0].ID: ms[0].State, ms[1].ID: ms[1].State}
@@ -277,7 +274,7 @@ func TestCreateFailures(t *testing.T) {
 			return s
 		}, machines.ErrStartTimeout},
 		{"never listens", func(t *testing.T) machines.Spec {
-			return machines.Spec{Language: "python", Version: "1.0", Command: sleep, Args: []string{"60"}}
+			return machines.Spec{Command: sleep, Args: []string{"60"}}
 		}, machines.ErrStartTimeout},
 		{"exits at once", func(t *testing.T) machines.Spec {
 			s := linterSpec(t, "cobol", "1.0")
@@ -291,7 +288,7 @@ func TestCreateFailures(t *testing.T) {
 			spec.StartTimeout = 700 * time.Millisecond
 			_, err := p.Create(t.Context(), spec)
 			require.ErrorIs(t, err, tt.wantErr)
-			ms, err := p.List(t.Context())
+			ms, err := p.List(t.Context(), nil)
 			require.NoError(t, err)
 			assert.Empty(t, ms, "a failed create must leave nothing behind")
 		})

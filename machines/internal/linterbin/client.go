@@ -9,8 +9,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 )
+
+// Spec returns what every provider's linter machine of language and
+// version has in common, as rollout builds it: its name, the linter's
+// command line and the linter's labels. The caller adds the provider's
+// part (Command, Image) and the rest.
+func Spec(language, version string) machines.Spec {
+	return machines.Spec{
+		Name:   language + "-" + version,
+		Args:   linter.Args(language, version, "{addr}"),
+		Labels: map[string]string{linter.LabelLanguage: language, linter.LabelVersion: version},
+	}
+}
+
+// LanguageVersion returns the language and version m's labels say it serves.
+func LanguageVersion(m machines.Machine) (language, version string) {
+	return m.Labels[linter.LabelLanguage], m.Labels[linter.LabelVersion]
+}
 
 // Health is the linter's GET /health answer.
 type Health struct {
