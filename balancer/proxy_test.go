@@ -617,7 +617,10 @@ func TestProxyClientGone(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("the upstream request was not cancelled")
 			}
-			time.Sleep(50 * time.Millisecond) // let the handler record the outcome
+			// The handler records the outcome as the client's (nginx's 499).
+			require.Eventually(t, func() bool {
+				return metricValue(t, e.reg, "fleetkit_balancer_requests_total", l.URI(), "499", "python", "1.0") == 1
+			}, 5*time.Second, time.Millisecond)
 			st, err := e.bal.Backends(context.Background())
 			require.NoError(t, err)
 			be := st.Languages["python"].Versions["1.0"].Backends[0]

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,10 +25,11 @@ func TestRefusesToStartWithoutSecret(t *testing.T) {
 }
 
 func TestServesAndDrains(t *testing.T) {
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{})
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if strings.Contains(r.URL.RawQuery, "slow") {
+			close(arrived)
 			<-release
 		}
 		_, _ = io.WriteString(w, `{"result":true,"details":"ok"}`)
@@ -79,9 +81,16 @@ func TestServesAndDrains(t *testing.T) {
 		code, _ := post("/lint/python?slow", `{"code":"x"}`)
 		inflight <- code
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-arrived
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	// Shutting down: new connections are refused, the request is still held.
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addrs.public)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 10*time.Second, 5*time.Millisecond)
 	close(release)
 	assert.Equal(t, http.StatusOK, <-inflight)
 	require.NoError(t, <-done)

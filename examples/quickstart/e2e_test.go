@@ -299,16 +299,14 @@ func walkRollout(t *testing.T, st *stack) {
 	codes := lintN(t, st, "python", "", 1) // breaks the machine that gets it
 	require.NotContains(t, codes, http.StatusOK, "the crashing lint is not a 200: %v", codes)
 	var broken, healthy string
-	deadline := time.Now().Add(15 * time.Second)
-	for broken == "" {
-		require.True(t, time.Now().Before(deadline), "no machine was reported unhealthy: %v", status(t, st))
+	require.Eventually(t, func() bool {
 		for ip, l := range status(t, st) {
 			if l.Lang == "python" && !l.IsHealthy {
 				broken = ip
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return broken != ""
+	}, 15*time.Second, 20*time.Millisecond, "no machine was reported unhealthy")
 	healthy = machines[0]
 	if healthy == broken {
 		healthy = machines[1]

@@ -232,7 +232,10 @@ func TestRunNotifiesAndFollowsTargets(t *testing.T) {
 	mu.Lock()
 	n := len(events)
 	mu.Unlock()
-	time.Sleep(100 * time.Millisecond) // five intervals
+	// A healthy witness counts the passes: five of them go by.
+	w := newTarget(t)
+	c.Add(health.Target{ID: "witness", Address: w.addr()})
+	require.Eventually(t, func() bool { return w.hits.Load() >= 5 }, 5*time.Second, 5*time.Millisecond)
 	mu.Lock()
 	for _, e := range events[n:] {
 		assert.NotEqual(t, "a", e.Target.ID, "a removed target was checked")
@@ -240,6 +243,7 @@ func TestRunNotifiesAndFollowsTargets(t *testing.T) {
 	mu.Unlock()
 	assert.Equal(t, hitsB, b.hits.Load(), "an unhealthy target was checked again")
 	assert.Equal(t, []health.State{health.Healthy, health.Unhealthy}, changes("b"))
+	assert.True(t, c.Remove("witness"))
 
 	statuses := c.Targets()
 	require.Len(t, statuses, 1)
@@ -258,8 +262,8 @@ func TestConcurrentAddRemoveWhileRunning(t *testing.T) {
 	tg := newTarget(t)
 	c := newChecker(t, health.Options{Interval: time.Millisecond, Notify: func(health.Event) {}})
 	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = c.Run(ctx) })
+	var run, wg sync.WaitGroup
+	run.Go(func() { _ = c.Run(ctx) })
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 50 {
@@ -273,9 +277,18 @@ func TestConcurrentAddRemoveWhileRunning(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
-	cancel()
 	wg.Wait()
+	// Run checks what is left.
+	require.Eventually(t, func() bool {
+		for _, s := range c.Targets() {
+			if s.State == health.Unknown {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond)
+	cancel()
+	run.Wait()
 	for _, s := range c.Targets() {
 		assert.NotEqual(t, health.Unhealthy, s.State, "%s", s.Target.ID)
 	}
