@@ -3,12 +3,13 @@ package balancer
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/fleetkit/fleetkit/machines/health"
 )
 
 // CheckerOptions configures a Checker. The zero value is usable.
@@ -107,15 +108,6 @@ func (c *Checker) CheckOnce(ctx context.Context) int {
 func (c *Checker) probe(ctx context.Context, be *Backend) bool {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(be.URI, "/")+c.path, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode == http.StatusOK
+	_, err := health.Probe(ctx, c.hc, strings.TrimSuffix(be.URI, "/")+c.path)
+	return err == nil
 }

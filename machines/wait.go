@@ -3,10 +3,11 @@ package machines
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/fleetkit/fleetkit/machines/health"
 )
 
 // WaitOptions tunes WaitReady. The zero value is ready to use.
@@ -70,18 +71,6 @@ func probe(ctx context.Context, client *http.Client, addr, path string) error {
 		}
 		return c.Close()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
-	}
-	return nil
+	_, err := health.Probe(ctx, client, "http://"+addr+path)
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/machines/health"
 )
 
 // LabelInstance is the machine label holding the instance ID.
@@ -43,20 +43,8 @@ func HTTPProbe(path func(fleet.Instance) string, timeout time.Duration) func(con
 	}
 	client := &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return func(ctx context.Context, inst fleet.Instance, m machines.Machine) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.Address+path(inst), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answered %s", m.Address, resp.Status)
-		}
-		return nil
+		_, err := health.Probe(ctx, client, "http://"+m.Address+path(inst))
+		return err
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -155,7 +154,7 @@ func New(opts Options) (*Checker, error) {
 			Proxy:               nil,
 			MaxIdleConnsPerHost: 1,
 			IdleConnTimeout:     2 * opts.Interval,
-		}}
+		}, CheckRedirect: noRedirects}
 	}
 	return &Checker{
 		opts:    opts,
@@ -336,23 +335,7 @@ func (c *Checker) pass(ctx context.Context, onlyNew bool) []Event {
 func (c *Checker) check(ctx context.Context, addr string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+c.opts.Path, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
-	if err != nil {
-		return nil, fmt.Errorf("reading health answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: status %d", c.opts.Path, resp.StatusCode)
-	}
-	return body, nil
+	return Probe(ctx, c.client, "http://"+addr+c.opts.Path)
 }
 
 // Info is the body of a linter's health answer (the fleet's wire contract).
