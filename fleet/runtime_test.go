@@ -7,12 +7,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
@@ -55,111 +57,155 @@ func status(t *testing.T, st fleet.Store, id string) fleet.Status {
 	return i.Status
 }
 
+// The runtime tests that depend on time run in a synctest bubble on the
+// in-memory store: time moves only when every goroutine waits, so delays
+// are asserted exactly and synctest.Wait stands for "once the workers are
+// idle".
+
 func TestRuntimeWakesOnChange(t *testing.T) {
-	n := fleet.NewNotifier()
-	st := fleet.NotifyingStore(memStore(t), n)
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{
-		// An hour's resync: only the notifier can make this fast.
-		{Status: fleet.StatusAccepted, Reconciler: move(st, fleet.StatusAccepted, fleet.StatusPreparing), Interval: time.Hour},
-		{Status: fleet.StatusPreparing, Reconciler: move(st, fleet.StatusPreparing, fleet.StatusProvisioning), Interval: time.Hour},
-	}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Notifier: n})
-	require.NoError(t, err)
-	runRuntime(t, rt)
-	for i := range 3 {
-		in := storetest.Instance("rex"+string(rune('a'+i)), "alice", "")
-		require.NoError(t, st.CreateInstance(context.Background(), in))
-		// Far less than the hour-long resync: two transitions without a tick.
-		require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusProvisioning }, 30*time.Second, time.Millisecond)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		n := fleet.NewNotifier()
+		st := fleet.NotifyingStore(inmem.NewStore(), n)
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{
+			// An hour's resync: only the notifier can make this fast.
+			{Status: fleet.StatusAccepted, Reconciler: move(st, fleet.StatusAccepted, fleet.StatusPreparing), Interval: time.Hour},
+			{Status: fleet.StatusPreparing, Reconciler: move(st, fleet.StatusPreparing, fleet.StatusProvisioning), Interval: time.Hour},
+		}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Notifier: n})
+		require.NoError(t, err)
+		runRuntime(t, rt)
+		start := time.Now()
+		for i := range 3 {
+			in := storetest.Instance("rex"+string(rune('a'+i)), "alice", "")
+			require.NoError(t, st.CreateInstance(context.Background(), in))
+			synctest.Wait()
+			assert.Equal(t, fleet.StatusProvisioning, status(t, st, in.ID))
+		}
+		assert.Zero(t, time.Since(start), "two transitions without a tick")
+	})
 }
 
 func TestRuntimeRetriesWithBackoff(t *testing.T) {
-	st := memStore(t)
-	var calls atomic.Int32
-	var times sync.Map
-	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
-		n := calls.Add(1)
-		times.Store(n, time.Now())
-		if n <= 3 {
-			return fleet.Result{}, errors.New("flaky")
-		}
-		return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		var times []time.Time // written by the one worker, read once it is idle
+		rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+			times = append(times, time.Now())
+			if len(times) <= 3 {
+				return fleet.Result{}, errors.New("flaky")
+			}
+			return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+		})
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, BaseBackoff: 20 * time.Millisecond}},
+			nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+		require.NoError(t, err)
+		in := storetest.Instance("rex", "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), in))
+		runRuntime(t, rt)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusPreparing, status(t, st, in.ID))
+		require.Len(t, times, 4)
+		assert.Equal(t, 20*time.Millisecond, times[1].Sub(times[0]))
+		assert.Equal(t, 40*time.Millisecond, times[2].Sub(times[1]), "backoff doubles")
+		assert.Equal(t, 80*time.Millisecond, times[3].Sub(times[2]))
 	})
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, BaseBackoff: 20 * time.Millisecond}},
-		nil, fleet.RuntimeOptions{Kind: "dinosaur"})
-	require.NoError(t, err)
-	in := storetest.Instance("rex", "alice", "")
-	require.NoError(t, st.CreateInstance(context.Background(), in))
-	runRuntime(t, rt)
-	require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusPreparing }, 10*time.Second, 5*time.Millisecond)
-	assert.Equal(t, int32(4), calls.Load())
-	at := func(n int32) time.Time { v, _ := times.Load(n); return v.(time.Time) }
-	assert.GreaterOrEqual(t, at(2).Sub(at(1)), 20*time.Millisecond)
-	assert.GreaterOrEqual(t, at(3).Sub(at(2)), 40*time.Millisecond, "backoff doubles")
-	assert.GreaterOrEqual(t, at(4).Sub(at(3)), 80*time.Millisecond)
 }
 
 func TestRuntimeTerminalErrorAndTimeout(t *testing.T) {
-	st := memStore(t)
-	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
-		i, err := st.GetInstance(ctx, req.ID)
-		if err != nil {
-			return fleet.Result{}, err
-		}
-		if i.Name == "doomed" {
-			return fleet.Result{}, fleet.TerminalError(errors.New("no eggs left"))
-		}
-		return fleet.Result{RequeueAfter: 10 * time.Millisecond}, nil // waits forever
-	})
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{{
-		Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, Timeout: 300 * time.Millisecond,
-		TimeoutReason: func(i fleet.Instance) string { return "waited too long: " + i.Name },
-	}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
-	require.NoError(t, err)
-	doomed, waiting := storetest.Instance("doomed", "alice", ""), storetest.Instance("waiting", "alice", "")
-	require.NoError(t, st.CreateInstance(context.Background(), doomed))
-	require.NoError(t, st.CreateInstance(context.Background(), waiting))
-	runRuntime(t, rt)
-	for id, reason := range map[string]string{doomed.ID: "no eggs left", waiting.ID: "waited too long: waiting"} {
-		require.Eventually(t, func() bool { return status(t, st, id) == fleet.StatusFailed }, 10*time.Second, 5*time.Millisecond)
-		i, err := st.GetInstance(context.Background(), id)
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+			i, err := st.GetInstance(ctx, req.ID)
+			if err != nil {
+				return fleet.Result{}, err
+			}
+			if i.Name == "doomed" {
+				return fleet.Result{}, fleet.TerminalError(errors.New("no eggs left"))
+			}
+			return fleet.Result{RequeueAfter: 10 * time.Millisecond}, nil // waits forever
+		})
+		const timeout = 300 * time.Millisecond
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{
+			Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, Timeout: timeout,
+			TimeoutReason: func(i fleet.Instance) string { return "waited too long: " + i.Name },
+		}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
 		require.NoError(t, err)
-		assert.Equal(t, reason, i.FailedReason)
-	}
+		doomed, waiting := storetest.Instance("doomed", "alice", ""), storetest.Instance("waiting", "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), doomed))
+		require.NoError(t, st.CreateInstance(context.Background(), waiting))
+		runRuntime(t, rt)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusFailed, status(t, st, doomed.ID), "a terminal error fails the instance at once")
+		time.Sleep(timeout - time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusAccepted, status(t, st, waiting.ID), "not before its deadline")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		for id, reason := range map[string]string{doomed.ID: "no eggs left", waiting.ID: "waited too long: waiting"} {
+			i, err := st.GetInstance(context.Background(), id)
+			require.NoError(t, err)
+			assert.Equal(t, fleet.StatusFailed, i.Status)
+			assert.Equal(t, reason, i.FailedReason)
+		}
+	})
+}
+
+// TestRuntimeTimeoutWhileBackingOff: an instance whose retries back off
+// past its deadline still fails at the deadline.
+func TestRuntimeTimeoutWhileBackingOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		rec := fleet.ReconcilerFunc(func(context.Context, fleet.Request) (fleet.Result, error) {
+			return fleet.Result{}, errors.New("down")
+		})
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{
+			Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, Timeout: time.Second, BaseBackoff: time.Minute, MaxBackoff: time.Hour,
+		}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+		require.NoError(t, err)
+		in := storetest.Instance("rex", "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), in))
+		runRuntime(t, rt)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusFailed, status(t, st, in.ID))
+	})
 }
 
 func TestRuntimeBoundsConcurrency(t *testing.T) {
-	st := memStore(t)
-	var inflight, peak atomic.Int32
-	release := make(chan struct{})
-	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
-		n := inflight.Add(1)
-		defer inflight.Add(-1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		var inflight, peak atomic.Int32
+		release := make(chan struct{})
+		rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+			n := inflight.Add(1)
+			defer inflight.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
 			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+		})
+		for i := range 12 {
+			require.NoError(t, st.CreateInstance(context.Background(), storetest.Instance("d"+string(rune('a'+i)), "alice", "")))
 		}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
-	})
-	for i := range 12 {
-		require.NoError(t, st.CreateInstance(context.Background(), storetest.Instance("d"+string(rune('a'+i)), "alice", "")))
-	}
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Concurrency: 3}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
-	require.NoError(t, err)
-	runRuntime(t, rt)
-	require.Eventually(t, func() bool { return inflight.Load() == 3 }, 5*time.Second, time.Millisecond)
-	close(release)
-	require.Eventually(t, func() bool {
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Concurrency: 3}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+		require.NoError(t, err)
+		runRuntime(t, rt)
+		synctest.Wait()
+		assert.Equal(t, int32(3), inflight.Load())
+		close(release)
+		synctest.Wait()
 		_, n, err := st.ListInstances(context.Background(), fleet.Query{Statuses: []fleet.Status{fleet.StatusPreparing}, Size: -1})
-		return err == nil && n == 12
-	}, 10*time.Second, 5*time.Millisecond)
-	assert.Equal(t, int32(3), peak.Load())
+		require.NoError(t, err)
+		assert.Equal(t, 12, n)
+		assert.Equal(t, int32(3), peak.Load())
+	})
 }
 
 // flakyLeases fails every lease call while fail is set: a replica cut off
