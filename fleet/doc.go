@@ -92,5 +92,7 @@
 // Metrics (prefixed fleetkit_fleet_, with a constant kind label):
 // reconcile_duration_seconds{worker}, reconciles_total{worker,result},
 // instances{status}, status_since_created_seconds{status}, leader{worker};
+// each worker's engine adds internal/reconcile's fleetkit_reconcile_*
+// metrics (queue depth, duration, retries, errors) named by worker;
 // fleet/httpapi adds the API's.
 package fleet

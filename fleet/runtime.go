@@ -308,7 +308,7 @@ func (r *runtime) runWorker(ctx context.Context, w statusWorker, fence Fence) {
 	}), reconcile.Options{
 		Name: w.Name, Concurrency: w.Concurrency, BaseBackoff: w.BaseBackoff, MaxBackoff: w.MaxBackoff,
 		List: func(ctx context.Context) ([]string, error) { return r.list(ctx, w.Status) }, Resync: w.Interval,
-		Logger: r.log,
+		Registerer: r.m.engines, Logger: r.log,
 	})
 	if err != nil { // newRuntime checked what New checks
 		r.log.Error("fleet: worker not started", "worker", w.Name, "err", err)
