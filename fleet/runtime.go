@@ -11,13 +11,8 @@ import (
 	"github.com/fleetkit/fleetkit/internal/reconcile"
 )
 
-// Defaults of the runtime that Options do not set.
-const (
-	defaultBaseBackoff = 100 * time.Millisecond
-	defaultMaxBackoff  = 30 * time.Second
-	// defaultBatch is how many instances of a status one pass lists.
-	defaultBatch = MaxPageSize
-)
+// defaultBatch is how many instances of a status one list query reads.
+const defaultBatch = MaxPageSize
 
 // statusWorker runs a reconciler over the instances in one status.
 type statusWorker struct {
@@ -42,7 +37,8 @@ type statusWorker struct {
 	Timeout       time.Duration
 	TimeoutReason func(Instance) string
 	// BaseBackoff and MaxBackoff bound the per-instance retry delay after
-	// an error, doubling from the first to the second.
+	// an error, doubling from the first to the second; 0 means
+	// reconcile.DefaultBaseBackoff, reconcile.DefaultMaxBackoff.
 	BaseBackoff, MaxBackoff time.Duration
 }
 
@@ -140,11 +136,8 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 		if w.Concurrency <= 0 {
 			w.Concurrency = DefaultConcurrency
 		}
-		if w.BaseBackoff <= 0 {
-			w.BaseBackoff = defaultBaseBackoff
-		}
-		if w.MaxBackoff <= 0 {
-			w.MaxBackoff = defaultMaxBackoff
+		if w.BaseBackoff < 0 || w.MaxBackoff < 0 || (w.MaxBackoff > 0 && w.MaxBackoff < w.BaseBackoff) {
+			return nil, fmt.Errorf("%w: worker %s: backoff %s..%s", ErrInvalid, w.Name, w.BaseBackoff, w.MaxBackoff)
 		}
 		if names[w.Name] {
 			return nil, fmt.Errorf("%w: two workers named %q", ErrInvalid, w.Name)
