@@ -58,12 +58,14 @@
 //
 // # How workers are woken
 //
-// Writes through Service.Store (the API's and the workers') wake the
-// worker of the new status at once with the row as written. Every Interval
-// a worker also lists its status (MaxPageSize rows a page, oldest first) to
-// pick up changes made by other replicas, retries that fell due, and
-// per-state timeouts: an instance fails at most one Interval (or one retry)
-// after its deadline. Stores write concurrent status changes together
+// Each worker is an internal/reconcile engine keyed by instance ID, one per
+// lease term. Writes through Service.Store (the API's and the workers')
+// enqueue the instance in the worker of its new status at once, with the
+// row as written. Every Interval a worker also lists its status
+// (MaxPageSize rows a page, oldest first) to pick up changes made by other
+// replicas. Errors are retried with a per-instance backoff; an instance
+// that outstays its status's timeout is looked at again at its deadline
+// and failed then. Stores write concurrent status changes together
 // (group commit), so a worker's Concurrency costs few round trips.
 //
 // # Concurrency
@@ -90,5 +92,7 @@
 // Metrics (prefixed fleetkit_fleet_, with a constant kind label):
 // reconcile_duration_seconds{worker}, reconciles_total{worker,result},
 // instances{status}, status_since_created_seconds{status}, leader{worker};
+// each worker's engine adds internal/reconcile's fleetkit_reconcile_*
+// metrics (queue depth, duration, retries, errors) named by worker;
 // fleet/httpapi adds the API's.
 package fleet

@@ -12,14 +12,12 @@ type (
 	Request        = request
 	Result         = result
 	Notifier       = notifier
-	Subscription   = subscription
 )
 
 var (
 	NewRuntime     = newRuntime
 	NewNotifier    = newNotifier
 	NotifyingStore = newNotifyingStore
-	IsTerminal     = isTerminal
 )
 
 // FirstReady is the default placement, tested on its own.

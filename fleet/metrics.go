@@ -17,6 +17,9 @@ type serviceMetrics struct {
 	instances         *prometheus.GaugeVec
 	sinceCreated      *prometheus.HistogramVec
 	leader            *prometheus.GaugeVec
+	// engines receives the workers' reconcile engine metrics (nil: none),
+	// labelled by worker name, which names the kind.
+	engines prometheus.Registerer
 }
 
 // newServiceMetrics registers the metrics on reg (nil: none) with a
@@ -49,6 +52,7 @@ func newServiceMetrics(reg prometheus.Registerer, kind string) (*serviceMetrics,
 	if reg == nil {
 		return m, nil
 	}
+	m.engines = reg
 	reg = prometheus.WrapRegistererWith(prometheus.Labels{"kind": kind}, reg)
 	for _, c := range []prometheus.Collector{m.reconcileDuration, m.reconciles, m.instances, m.sinceCreated, m.leader} {
 		if err := reg.Register(c); err != nil {

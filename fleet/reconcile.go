@@ -88,34 +88,32 @@ func newNotifier() *notifier { return &notifier{subs: map[Status][]*subscription
 type subscription struct {
 	c  chan struct{}
 	mu sync.Mutex
-	// pending is guarded by mu: the instances that entered the status, by
-	// ID, latest write last.
+	// pending and woken are guarded by mu: the instances that entered the
+	// status, by ID, latest write last; the IDs not yet returned by IDs.
 	pending map[string]Instance
+	woken   []string
 }
 
 // C receives after IDs were added; wake-ups coalesce.
 func (s *subscription) C() <-chan struct{} { return s.c }
 
-// Drain returns and forgets the pending instances.
-func (s *subscription) Drain() []Instance {
+// IDs returns and forgets the IDs notified since the last call; their
+// instances stay pending for take.
+func (s *subscription) IDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Instance, 0, len(s.pending))
-	for _, inst := range s.pending {
-		out = append(out, inst)
-	}
-	clear(s.pending)
-	return out
+	ids := s.woken
+	s.woken = nil
+	return ids
 }
 
-// forget drops the pending instances with these IDs: a list pass read
-// them since, so their snapshots are stale.
-func (s *subscription) forget(ids []string) {
+// take returns and forgets the pending instance id, if any.
+func (s *subscription) take(id string) (Instance, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range ids {
-		delete(s.pending, id)
-	}
+	inst, ok := s.pending[id]
+	delete(s.pending, id)
+	return inst, ok
 }
 
 // Notify tells every subscriber of inst.Status that inst entered it.
@@ -125,6 +123,7 @@ func (n *notifier) Notify(inst Instance) {
 	for _, sub := range n.subs[inst.Status] {
 		sub.mu.Lock()
 		sub.pending[inst.ID] = inst
+		sub.woken = append(sub.woken, inst.ID)
 		sub.mu.Unlock()
 		select {
 		case sub.c <- struct{}{}:

@@ -7,15 +7,12 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetkit/internal/reconcile"
 )
 
-// Defaults of the runtime that Options do not set.
-const (
-	defaultBaseBackoff = 100 * time.Millisecond
-	defaultMaxBackoff  = 30 * time.Second
-	// defaultBatch is how many instances of a status one pass lists.
-	defaultBatch = MaxPageSize
-)
+// defaultBatch is how many instances of a status one list query reads.
+const defaultBatch = MaxPageSize
 
 // statusWorker runs a reconciler over the instances in one status.
 type statusWorker struct {
@@ -40,7 +37,8 @@ type statusWorker struct {
 	Timeout       time.Duration
 	TimeoutReason func(Instance) string
 	// BaseBackoff and MaxBackoff bound the per-instance retry delay after
-	// an error, doubling from the first to the second.
+	// an error, doubling from the first to the second; 0 means
+	// reconcile.DefaultBaseBackoff, reconcile.DefaultMaxBackoff.
 	BaseBackoff, MaxBackoff time.Duration
 }
 
@@ -138,11 +136,8 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 		if w.Concurrency <= 0 {
 			w.Concurrency = DefaultConcurrency
 		}
-		if w.BaseBackoff <= 0 {
-			w.BaseBackoff = defaultBaseBackoff
-		}
-		if w.MaxBackoff <= 0 {
-			w.MaxBackoff = defaultMaxBackoff
+		if w.BaseBackoff < 0 || w.MaxBackoff < 0 || (w.MaxBackoff > 0 && w.MaxBackoff < w.BaseBackoff) {
+			return nil, fmt.Errorf("%w: worker %s: backoff %s..%s", ErrInvalid, w.Name, w.BaseBackoff, w.MaxBackoff)
 		}
 		if names[w.Name] {
 			return nil, fmt.Errorf("%w: two workers named %q", ErrInvalid, w.Name)
@@ -294,245 +289,132 @@ func (r *runtime) runJob(ctx context.Context, j job, fence Fence) {
 	}
 }
 
-// workerState is the per-instance bookkeeping of one worker.
-type workerState struct {
-	mu       sync.Mutex
-	inflight map[string]bool      // guarded by mu
-	due      map[string]time.Time // guarded by mu: no pass before
-	failures map[string]int       // guarded by mu: consecutive errors
-}
-
+// runWorker runs w as one reconcile engine for as long as ctx lives (the
+// lease term): keys are instance IDs, the notifier's wake-ups enqueue them
+// and a paged list of the status resyncs them every Interval.
 func (r *runtime) runWorker(ctx context.Context, w statusWorker, fence Fence) {
 	sub, unsubscribe := r.opts.Notifier.Subscribe(w.Status)
 	defer unsubscribe()
-	kick := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case kick <- struct{}{}:
-		default:
-		}
+	var e *reconcile.Engine
+	e, err := reconcile.New(reconcile.Func(func(ctx context.Context, id string) (reconcile.Result, error) {
+		return r.reconcileOne(ctx, w, fence, e, sub, id)
+	}), reconcile.Options{
+		Name: w.Name, Concurrency: w.Concurrency, BaseBackoff: w.BaseBackoff, MaxBackoff: w.MaxBackoff,
+		List: func(ctx context.Context) ([]string, error) { return r.list(ctx, w.Status) }, Resync: w.Interval,
+		Registerer: r.m.engines, Logger: r.log,
+	})
+	if err != nil { // newRuntime checked what New checks
+		r.log.Error("fleet: worker not started", "worker", w.Name, "err", err)
+		return
 	}
-	st := &workerState{inflight: map[string]bool{}, due: map[string]time.Time{}, failures: map[string]int{}}
-	sem := make(chan struct{}, w.Concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	resync := time.NewTicker(w.Interval)
-	defer resync.Stop()
-	next := time.NewTimer(time.Hour)
-	defer next.Stop()
-	var earliest time.Time // the next due time the timer is armed for
-	list, page := true, 1
-	for {
-		if list {
-			again, e := r.pass(ctx, w, fence, st, sub, sem, &wg, poke, page)
-			if ctx.Err() != nil {
-				return
-			}
-			if again {
-				// The next page, not the same rows again: those just
-				// dispatched are still in the status while in flight.
-				page++
-				continue
-			}
-			list, earliest, page = false, e, 1
-			if !e.IsZero() {
-				next.Reset(max(time.Until(e), time.Millisecond))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-sub.C():
-			// The instances that just entered the status: no list query.
-			for _, inst := range sub.Drain() {
-				if !r.dispatch(ctx, w, fence, st, sem, &wg, poke, inst, true) {
-					return
-				}
-			}
-		case <-kick:
-			// A retry was scheduled: re-arm the timer if it is sooner.
-			st.mu.Lock()
-			for _, d := range st.due {
-				if earliest.IsZero() || d.Before(earliest) {
-					earliest = d
-				}
-			}
-			st.mu.Unlock()
-			if !earliest.IsZero() {
-				next.Reset(max(time.Until(earliest), time.Millisecond))
-			}
-		case <-resync.C:
-			list = true
-		case <-next.C:
-			earliest = time.Time{}
-			list = true
-		}
-	}
-}
-
-// dispatch starts a reconcile of inst unless one is in flight or a retry
-// of it is not due yet; fresh says inst was just written by this process
-// (the reconciler gets it as request.Instance). It blocks while the worker
-// is at its concurrency bound and returns false when ctx is done.
-func (r *runtime) dispatch(ctx context.Context, w statusWorker, fence Fence, st *workerState, sem chan struct{}, wg *sync.WaitGroup, poke func(), inst Instance, fresh bool) bool {
-	st.mu.Lock()
-	due, hasDue := st.due[inst.ID]
-	ready := !st.inflight[inst.ID] && (!hasDue || !time.Now().Before(due))
-	if ready {
-		st.inflight[inst.ID] = true
-		delete(st.due, inst.ID)
-	}
-	st.mu.Unlock()
-	if !ready {
-		return true
-	}
-	select {
-	case sem <- struct{}{}:
-	case <-ctx.Done():
-		st.mu.Lock()
-		delete(st.inflight, inst.ID)
-		st.mu.Unlock()
-		return false
-	}
 	wg.Go(func() {
-		defer func() { <-sem }()
-		r.reconcileOne(ctx, w, fence, st, inst, fresh, poke)
-	})
-	return true
-}
-
-// pass lists one page of instances in w.Status and dispatches those due.
-// It reports whether to list the next page at once (a full page was
-// dispatched) and the earliest future time something falls due. The rows
-// it reads replace the pending notifications of the same instances.
-func (r *runtime) pass(ctx context.Context, w statusWorker, fence Fence, st *workerState, sub *subscription, sem chan struct{}, wg *sync.WaitGroup, poke func(), page int) (bool, time.Time) {
-	insts, _, err := r.st.ListInstances(ctx, Query{Kind: r.opts.Kind, Statuses: []Status{w.Status},
-		OrderBy: []Order{{Field: "status_since"}}, Size: defaultBatch, Page: page})
-	if err != nil {
-		if ctx.Err() == nil {
-			r.log.Warn("fleet: list instances", "worker", w.Name, "err", err)
-		}
-		return false, time.Now().Add(w.BaseBackoff * 10)
-	}
-	ids := make([]string, len(insts))
-	for i, inst := range insts {
-		ids[i] = inst.ID
-	}
-	sub.forget(ids)
-	var (
-		earliest   time.Time
-		dispatched int
-	)
-	soonest := func(t time.Time) {
-		if earliest.IsZero() || t.Before(earliest) {
-			earliest = t
-		}
-	}
-	for _, inst := range insts {
-		now := time.Now()
-		if w.Timeout > 0 {
-			end := inst.StatusSince.Add(w.Timeout)
-			if !now.Before(end) {
-				st.mu.Lock()
-				busy := st.inflight[inst.ID]
-				st.mu.Unlock()
-				if !busy {
-					r.timeout(ctx, w, fence, inst)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sub.C():
+				for _, id := range sub.IDs() {
+					e.Enqueue(id)
 				}
-				continue
 			}
-			soonest(end)
 		}
-		st.mu.Lock()
-		busy := st.inflight[inst.ID]
-		due, hasDue := st.due[inst.ID]
-		st.mu.Unlock()
-		if busy {
-			continue
-		}
-		if hasDue && now.Before(due) {
-			soonest(due)
-			continue
-		}
-		if !r.dispatch(ctx, w, fence, st, sem, wg, poke, inst, false) {
-			return false, time.Time{}
-		}
-		dispatched++
-	}
-	return dispatched > 0 && len(insts) == defaultBatch, earliest
+	})
+	_ = e.Run(ctx)
 }
 
-func (r *runtime) reconcileOne(ctx context.Context, w statusWorker, fence Fence, st *workerState, inst Instance, fresh bool, poke func()) {
-	start := time.Now()
-	req := request{ID: inst.ID, Fence: fence}
-	if fresh {
+// list returns the IDs of the kind's instances in status, a page at a
+// time, oldest in the status first.
+func (r *runtime) list(ctx context.Context, status Status) ([]string, error) {
+	var ids []string
+	for page := 1; ; page++ {
+		insts, _, err := r.st.ListInstances(ctx, Query{Kind: r.opts.Kind, Statuses: []Status{status},
+			OrderBy: []Order{{Field: "status_since"}}, Size: defaultBatch, Page: page})
+		if err != nil {
+			return ids, err
+		}
+		for _, inst := range insts {
+			ids = append(ids, inst.ID)
+		}
+		if len(insts) < defaultBatch {
+			return ids, nil
+		}
+	}
+}
+
+// reconcileOne is one pass of w over the instance id: it fails the
+// instance once it has stayed in the status past w.Timeout, else calls
+// the reconciler and maps its outcome onto the engine's.
+func (r *runtime) reconcileOne(ctx context.Context, w statusWorker, fence Fence, e *reconcile.Engine, sub *subscription, id string) (reconcile.Result, error) {
+	req := request{ID: id, Fence: fence}
+	if inst, ok := sub.take(id); ok {
 		req.Instance = &inst
 	}
+	if w.Timeout > 0 {
+		if req.Instance == nil {
+			// The timeout needs the row; the reconciler gets it too and
+			// need not read it again.
+			inst, err := r.st.GetInstance(ctx, id)
+			if errors.Is(err, ErrNotFound) {
+				return reconcile.Result{}, nil
+			}
+			if err != nil {
+				return reconcile.Result{}, err
+			}
+			req.Instance = &inst
+		}
+		if req.Instance.Status != w.Status || req.Instance.DeletedAt != nil {
+			return reconcile.Result{}, nil // moved on
+		}
+		left := time.Until(req.Instance.StatusSince.Add(w.Timeout))
+		if left <= 0 {
+			return reconcile.Result{}, r.timeout(ctx, w, fence, *req.Instance)
+		}
+		// Look again at the deadline whatever the reconciler answers (the
+		// engine keeps the earlier of this and the reconciler's requeue).
+		e.EnqueueAfter(id, left)
+	}
+	start := time.Now()
 	res, err := w.Reconciler.Reconcile(ctx, req)
 	r.m.reconcileDuration.WithLabelValues(w.Name).Observe(time.Since(start).Seconds())
-	var after time.Duration
 	outcome := "done"
 	switch {
 	case err != nil && isTerminal(err):
 		outcome = "terminal"
-		if ferr := r.fail(ctx, w, fence, inst, err.Error()); ferr != nil {
-			after = r.backoff(w, st, inst.ID)
+		if ferr := r.fail(ctx, w, fence, id, err.Error()); ferr != nil {
+			err = ferr // retried: the instance is not failed yet
+		} else {
+			err = reconcile.TerminalError(err)
 		}
 	case err != nil:
 		outcome = "error"
-		after = r.backoff(w, st, inst.ID)
-		if ctx.Err() == nil {
-			r.log.Info("fleet: reconcile failed; will retry", "worker", w.Name, "id", inst.ID, "retry_in", after, "err", err)
-		}
 	case res.RequeueAfter > 0:
 		outcome = "requeue"
-		after = res.RequeueAfter
 	}
 	r.m.reconciles.WithLabelValues(w.Name, outcome).Inc()
-	st.mu.Lock()
-	delete(st.inflight, inst.ID)
-	if err == nil {
-		delete(st.failures, inst.ID)
-	}
-	if after > 0 {
-		st.due[inst.ID] = time.Now().Add(after)
-	}
-	st.mu.Unlock()
-	if after > 0 {
-		poke() // the loop re-arms its timer for the new due time
-	}
+	return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
 }
 
-func (r *runtime) backoff(w statusWorker, st *workerState, id string) time.Duration {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	n := st.failures[id]
-	st.failures[id] = n + 1
-	d := w.BaseBackoff
-	for range n {
-		d *= 2
-		if d >= w.MaxBackoff {
-			return w.MaxBackoff
-		}
-	}
-	return d
-}
-
-func (r *runtime) timeout(ctx context.Context, w statusWorker, fence Fence, inst Instance) {
+// timeout fails inst, which stayed in w.Status past w.Timeout.
+func (r *runtime) timeout(ctx context.Context, w statusWorker, fence Fence, inst Instance) error {
 	reason := fmt.Sprintf("%s timed out in status %s after %s", inst.ID, inst.Status, w.Timeout)
 	if w.TimeoutReason != nil {
 		reason = w.TimeoutReason(inst)
 	}
-	if err := r.fail(ctx, w, fence, inst, reason); err == nil {
+	err := r.fail(ctx, w, fence, inst.ID, reason)
+	if err == nil {
 		r.m.reconciles.WithLabelValues(w.Name, "timeout").Inc()
 	}
+	return err
 }
 
-// fail moves inst from the worker's status to failed with reason.
-func (r *runtime) fail(ctx context.Context, w statusWorker, fence Fence, inst Instance, reason string) error {
-	_, err := r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: w.Status, To: StatusFailed, FailedReason: &reason, Fence: fence})
+// fail moves the instance id from the worker's status to failed with
+// reason.
+func (r *runtime) fail(ctx context.Context, w statusWorker, fence Fence, id string, reason string) error {
+	_, err := r.st.UpdateInstance(ctx, Update{ID: id, From: w.Status, To: StatusFailed, FailedReason: &reason, Fence: fence})
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && ctx.Err() == nil {
-		r.log.Warn("fleet: fail instance", "worker", w.Name, "id", inst.ID, "reason", reason, "err", err)
+		r.log.Warn("fleet: fail instance", "worker", w.Name, "id", id, "reason", reason, "err", err)
 		return err
 	}
 	return nil

@@ -3,16 +3,17 @@ package fleet_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
@@ -55,111 +56,155 @@ func status(t *testing.T, st fleet.Store, id string) fleet.Status {
 	return i.Status
 }
 
+// The runtime tests that depend on time run in a synctest bubble on the
+// in-memory store: time moves only when every goroutine waits, so delays
+// are asserted exactly and synctest.Wait stands for "once the workers are
+// idle".
+
 func TestRuntimeWakesOnChange(t *testing.T) {
-	n := fleet.NewNotifier()
-	st := fleet.NotifyingStore(memStore(t), n)
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{
-		// An hour's resync: only the notifier can make this fast.
-		{Status: fleet.StatusAccepted, Reconciler: move(st, fleet.StatusAccepted, fleet.StatusPreparing), Interval: time.Hour},
-		{Status: fleet.StatusPreparing, Reconciler: move(st, fleet.StatusPreparing, fleet.StatusProvisioning), Interval: time.Hour},
-	}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Notifier: n})
-	require.NoError(t, err)
-	runRuntime(t, rt)
-	for i := range 3 {
-		in := storetest.Instance("rex"+string(rune('a'+i)), "alice", "")
-		require.NoError(t, st.CreateInstance(context.Background(), in))
-		// Far less than the hour-long resync: two transitions without a tick.
-		require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusProvisioning }, 30*time.Second, time.Millisecond)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		n := fleet.NewNotifier()
+		st := fleet.NotifyingStore(inmem.NewStore(), n)
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{
+			// An hour's resync: only the notifier can make this fast.
+			{Status: fleet.StatusAccepted, Reconciler: move(st, fleet.StatusAccepted, fleet.StatusPreparing), Interval: time.Hour},
+			{Status: fleet.StatusPreparing, Reconciler: move(st, fleet.StatusPreparing, fleet.StatusProvisioning), Interval: time.Hour},
+		}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Notifier: n})
+		require.NoError(t, err)
+		runRuntime(t, rt)
+		start := time.Now()
+		for i := range 3 {
+			in := storetest.Instance("rex"+string(rune('a'+i)), "alice", "")
+			require.NoError(t, st.CreateInstance(context.Background(), in))
+			synctest.Wait()
+			assert.Equal(t, fleet.StatusProvisioning, status(t, st, in.ID))
+		}
+		assert.Zero(t, time.Since(start), "two transitions without a tick")
+	})
 }
 
 func TestRuntimeRetriesWithBackoff(t *testing.T) {
-	st := memStore(t)
-	var calls atomic.Int32
-	var times sync.Map
-	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
-		n := calls.Add(1)
-		times.Store(n, time.Now())
-		if n <= 3 {
-			return fleet.Result{}, errors.New("flaky")
-		}
-		return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		var times []time.Time // written by the one worker, read once it is idle
+		rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+			times = append(times, time.Now())
+			if len(times) <= 3 {
+				return fleet.Result{}, errors.New("flaky")
+			}
+			return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+		})
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, BaseBackoff: 20 * time.Millisecond}},
+			nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+		require.NoError(t, err)
+		in := storetest.Instance("rex", "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), in))
+		runRuntime(t, rt)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusPreparing, status(t, st, in.ID))
+		require.Len(t, times, 4)
+		assert.Equal(t, 20*time.Millisecond, times[1].Sub(times[0]))
+		assert.Equal(t, 40*time.Millisecond, times[2].Sub(times[1]), "backoff doubles")
+		assert.Equal(t, 80*time.Millisecond, times[3].Sub(times[2]))
 	})
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, BaseBackoff: 20 * time.Millisecond}},
-		nil, fleet.RuntimeOptions{Kind: "dinosaur"})
-	require.NoError(t, err)
-	in := storetest.Instance("rex", "alice", "")
-	require.NoError(t, st.CreateInstance(context.Background(), in))
-	runRuntime(t, rt)
-	require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusPreparing }, 10*time.Second, 5*time.Millisecond)
-	assert.Equal(t, int32(4), calls.Load())
-	at := func(n int32) time.Time { v, _ := times.Load(n); return v.(time.Time) }
-	assert.GreaterOrEqual(t, at(2).Sub(at(1)), 20*time.Millisecond)
-	assert.GreaterOrEqual(t, at(3).Sub(at(2)), 40*time.Millisecond, "backoff doubles")
-	assert.GreaterOrEqual(t, at(4).Sub(at(3)), 80*time.Millisecond)
 }
 
 func TestRuntimeTerminalErrorAndTimeout(t *testing.T) {
-	st := memStore(t)
-	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
-		i, err := st.GetInstance(ctx, req.ID)
-		if err != nil {
-			return fleet.Result{}, err
-		}
-		if i.Name == "doomed" {
-			return fleet.Result{}, fleet.TerminalError(errors.New("no eggs left"))
-		}
-		return fleet.Result{RequeueAfter: 10 * time.Millisecond}, nil // waits forever
-	})
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{{
-		Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, Timeout: 300 * time.Millisecond,
-		TimeoutReason: func(i fleet.Instance) string { return "waited too long: " + i.Name },
-	}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
-	require.NoError(t, err)
-	doomed, waiting := storetest.Instance("doomed", "alice", ""), storetest.Instance("waiting", "alice", "")
-	require.NoError(t, st.CreateInstance(context.Background(), doomed))
-	require.NoError(t, st.CreateInstance(context.Background(), waiting))
-	runRuntime(t, rt)
-	for id, reason := range map[string]string{doomed.ID: "no eggs left", waiting.ID: "waited too long: waiting"} {
-		require.Eventually(t, func() bool { return status(t, st, id) == fleet.StatusFailed }, 10*time.Second, 5*time.Millisecond)
-		i, err := st.GetInstance(context.Background(), id)
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+			i, err := st.GetInstance(ctx, req.ID)
+			if err != nil {
+				return fleet.Result{}, err
+			}
+			if i.Name == "doomed" {
+				return fleet.Result{}, fleet.TerminalError(errors.New("no eggs left"))
+			}
+			return fleet.Result{RequeueAfter: 10 * time.Millisecond}, nil // waits forever
+		})
+		const timeout = 300 * time.Millisecond
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{
+			Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, Timeout: timeout,
+			TimeoutReason: func(i fleet.Instance) string { return "waited too long: " + i.Name },
+		}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
 		require.NoError(t, err)
-		assert.Equal(t, reason, i.FailedReason)
-	}
+		doomed, waiting := storetest.Instance("doomed", "alice", ""), storetest.Instance("waiting", "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), doomed))
+		require.NoError(t, st.CreateInstance(context.Background(), waiting))
+		runRuntime(t, rt)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusFailed, status(t, st, doomed.ID), "a terminal error fails the instance at once")
+		time.Sleep(timeout - time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusAccepted, status(t, st, waiting.ID), "not before its deadline")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		for id, reason := range map[string]string{doomed.ID: "no eggs left", waiting.ID: "waited too long: waiting"} {
+			i, err := st.GetInstance(context.Background(), id)
+			require.NoError(t, err)
+			assert.Equal(t, fleet.StatusFailed, i.Status)
+			assert.Equal(t, reason, i.FailedReason)
+		}
+	})
+}
+
+// TestRuntimeTimeoutWhileBackingOff: an instance whose retries back off
+// past its deadline still fails at the deadline.
+func TestRuntimeTimeoutWhileBackingOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		rec := fleet.ReconcilerFunc(func(context.Context, fleet.Request) (fleet.Result, error) {
+			return fleet.Result{}, errors.New("down")
+		})
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{
+			Status: fleet.StatusAccepted, Reconciler: rec, Interval: time.Hour, Timeout: time.Second, BaseBackoff: time.Minute, MaxBackoff: time.Hour,
+		}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+		require.NoError(t, err)
+		in := storetest.Instance("rex", "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), in))
+		runRuntime(t, rt)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusFailed, status(t, st, in.ID))
+	})
 }
 
 func TestRuntimeBoundsConcurrency(t *testing.T) {
-	st := memStore(t)
-	var inflight, peak atomic.Int32
-	release := make(chan struct{})
-	rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
-		n := inflight.Add(1)
-		defer inflight.Add(-1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		var inflight, peak atomic.Int32
+		release := make(chan struct{})
+		rec := fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+			n := inflight.Add(1)
+			defer inflight.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
 			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
+		})
+		for i := range 12 {
+			require.NoError(t, st.CreateInstance(context.Background(), storetest.Instance("d"+string(rune('a'+i)), "alice", "")))
 		}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return move(st, fleet.StatusAccepted, fleet.StatusPreparing).Reconcile(ctx, req)
-	})
-	for i := range 12 {
-		require.NoError(t, st.CreateInstance(context.Background(), storetest.Instance("d"+string(rune('a'+i)), "alice", "")))
-	}
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Concurrency: 3}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
-	require.NoError(t, err)
-	runRuntime(t, rt)
-	require.Eventually(t, func() bool { return inflight.Load() == 3 }, 5*time.Second, time.Millisecond)
-	close(release)
-	require.Eventually(t, func() bool {
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{{Status: fleet.StatusAccepted, Reconciler: rec, Concurrency: 3}}, nil, fleet.RuntimeOptions{Kind: "dinosaur"})
+		require.NoError(t, err)
+		runRuntime(t, rt)
+		synctest.Wait()
+		assert.Equal(t, int32(3), inflight.Load())
+		close(release)
+		synctest.Wait()
 		_, n, err := st.ListInstances(context.Background(), fleet.Query{Statuses: []fleet.Status{fleet.StatusPreparing}, Size: -1})
-		return err == nil && n == 12
-	}, 10*time.Second, 5*time.Millisecond)
-	assert.Equal(t, int32(3), peak.Load())
+		require.NoError(t, err)
+		assert.Equal(t, 12, n)
+		assert.Equal(t, int32(3), peak.Load())
+	})
 }
 
 // flakyLeases fails every lease call while fail is set: a replica cut off
@@ -226,92 +271,93 @@ func (l *runLog) assertNoOverlap(t *testing.T) {
 }
 
 func TestLeaderElection(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "fleet.db")
-	open := func() *sqlite.Store {
-		st, err := sqlite.Open(context.Background(), path)
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore() // the database the replicas share
+		const ttl = 600 * time.Millisecond
+		log := &runLog{}
+		leasesA := &flakyLeases{LeaseStore: st}
+		rtA, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: leasesA, Holder: "a", LeaseTTL: ttl})
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
-	const ttl = 600 * time.Millisecond
-	log := &runLog{}
-	stA, stB := open(), open()
-	leasesA := &flakyLeases{LeaseStore: stA}
-	rtA, err := fleet.NewRuntime(stA, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: leasesA, Holder: "a", LeaseTTL: ttl})
-	require.NoError(t, err)
-	rtB, err := fleet.NewRuntime(stB, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: stB, Holder: "b", LeaseTTL: ttl})
-	require.NoError(t, err)
+		rtB, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "b", LeaseTTL: ttl})
+		require.NoError(t, err)
 
-	stopA := runRuntime(t, rtA)
-	require.Eventually(t, func() bool { return len(log.holders()) == 1 }, 5*time.Second, time.Millisecond)
-	runRuntime(t, rtB)
-	// B waits while A renews.
-	require.Never(t, func() bool { return len(log.holders()) > 1 }, 2*ttl, 20*time.Millisecond)
+		stopA := runRuntime(t, rtA)
+		synctest.Wait()
+		require.Equal(t, []string{"a"}, log.holders())
+		runRuntime(t, rtB)
+		time.Sleep(2 * ttl)
+		assert.Equal(t, []string{"a"}, log.holders(), "B waits while A renews")
 
-	// A is cut off from the database: it stops, then B takes over.
-	leasesA.fail.Store(true)
-	require.Eventually(t, func() bool { return len(log.holders()) == 2 }, 5*ttl, 5*time.Millisecond)
-	assert.Equal(t, []string{"a", "b"}, log.holders())
-	log.assertNoOverlap(t)
+		// A is cut off from the database: it stops, then B takes over once
+		// A's lease has expired (within a TTL and B's retry period).
+		leasesA.fail.Store(true)
+		time.Sleep(2 * ttl)
+		assert.Equal(t, []string{"a", "b"}, log.holders())
+		log.assertNoOverlap(t)
 
-	// A comes back: B keeps the lease.
-	leasesA.fail.Store(false)
-	require.Never(t, func() bool { return len(log.holders()) > 2 }, 2*ttl, 20*time.Millisecond)
-	stopA()
-	log.assertNoOverlap(t)
+		// A comes back: B keeps the lease.
+		leasesA.fail.Store(false)
+		time.Sleep(2 * ttl)
+		assert.Equal(t, []string{"a", "b"}, log.holders())
+		stopA()
+		log.assertNoOverlap(t)
+	})
 }
 
 func TestLeaderHandOverOnStop(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "fleet.db")
-	st, err := sqlite.Open(context.Background(), path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	log := &runLog{}
-	rtA, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "a", LeaseTTL: time.Hour})
-	require.NoError(t, err)
-	rtB, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "b", LeaseTTL: 300 * time.Millisecond})
-	require.NoError(t, err)
-	stopA := runRuntime(t, rtA)
-	require.Eventually(t, func() bool { return len(log.holders()) == 1 }, 5*time.Second, time.Millisecond)
-	runRuntime(t, rtB)
-	stopA() // a clean stop releases the lease: no waiting for an hour's TTL
-	require.Eventually(t, func() bool { return len(log.holders()) == 2 }, 5*time.Second, 5*time.Millisecond)
-	log.assertNoOverlap(t)
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		log := &runLog{}
+		rtA, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "a", LeaseTTL: time.Hour})
+		require.NoError(t, err)
+		rtB, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "b", LeaseTTL: 300 * time.Millisecond})
+		require.NoError(t, err)
+		stopA := runRuntime(t, rtA)
+		synctest.Wait()
+		require.Equal(t, []string{"a"}, log.holders())
+		runRuntime(t, rtB)
+		stopA() // a clean stop releases the lease: no waiting for an hour's TTL
+		time.Sleep(time.Second)
+		assert.Equal(t, []string{"a", "b"}, log.holders())
+		log.assertNoOverlap(t)
+	})
 }
 
 // TestWorkersShareALease: workers that name one lease run under it
 // together (one fence), as the data-plane workers do, so that one
 // replica drives a data plane that may be its own.
 func TestWorkersShareALease(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "fleet.db")
-	st, err := sqlite.Open(context.Background(), path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	var (
-		mu     sync.Mutex
-		fences = map[fleet.Status]fleet.Fence{}
-	)
-	record := func(from, to fleet.Status) fleet.Reconciler {
-		next := move(st, from, to)
-		return fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
-			mu.Lock()
-			fences[from] = req.Fence
-			mu.Unlock()
-			return next.Reconcile(ctx, req)
-		})
-	}
-	rt, err := fleet.NewRuntime(st, []fleet.Worker{
-		{Name: "dinosaur/accepted", Lease: "dinosaur/dataplane", Status: fleet.StatusAccepted, Reconciler: record(fleet.StatusAccepted, fleet.StatusPreparing)},
-		{Name: "dinosaur/preparing", Lease: "dinosaur/dataplane", Status: fleet.StatusPreparing, Reconciler: record(fleet.StatusPreparing, fleet.StatusProvisioning)},
-	}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "a", LeaseTTL: time.Hour})
-	require.NoError(t, err)
-	runRuntime(t, rt)
-	in := storetest.Instance("rex", "alice", "")
-	require.NoError(t, st.CreateInstance(context.Background(), in))
-	require.Eventually(t, func() bool { return status(t, st, in.ID) == fleet.StatusProvisioning }, 30*time.Second, 5*time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, fences, 2)
-	assert.Equal(t, "dinosaur/dataplane", fences[fleet.StatusAccepted].Lease)
-	assert.Equal(t, fences[fleet.StatusAccepted], fences[fleet.StatusPreparing], "one lease, one fence")
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewStore()
+		var (
+			mu     sync.Mutex
+			fences = map[fleet.Status]fleet.Fence{}
+		)
+		record := func(from, to fleet.Status) fleet.Reconciler {
+			next := move(st, from, to)
+			return fleet.ReconcilerFunc(func(ctx context.Context, req fleet.Request) (fleet.Result, error) {
+				mu.Lock()
+				fences[from] = req.Fence
+				mu.Unlock()
+				return next.Reconcile(ctx, req)
+			})
+		}
+		rt, err := fleet.NewRuntime(st, []fleet.Worker{
+			{Name: "dinosaur/accepted", Lease: "dinosaur/dataplane", Status: fleet.StatusAccepted, Reconciler: record(fleet.StatusAccepted, fleet.StatusPreparing)},
+			{Name: "dinosaur/preparing", Lease: "dinosaur/dataplane", Status: fleet.StatusPreparing, Reconciler: record(fleet.StatusPreparing, fleet.StatusProvisioning)},
+		}, nil, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "a", LeaseTTL: time.Hour})
+		require.NoError(t, err)
+		runRuntime(t, rt)
+		in := storetest.Instance("rex", "alice", "")
+		require.NoError(t, st.CreateInstance(context.Background(), in))
+		// No notifier on this store: the resync (DefaultInterval) finds it.
+		time.Sleep(2 * fleet.DefaultInterval)
+		synctest.Wait()
+		assert.Equal(t, fleet.StatusProvisioning, status(t, st, in.ID))
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, fences, 2)
+		assert.Equal(t, "dinosaur/dataplane", fences[fleet.StatusAccepted].Lease)
+		assert.Equal(t, fences[fleet.StatusAccepted], fences[fleet.StatusPreparing], "one lease, one fence")
+	})
 }

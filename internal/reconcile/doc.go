@@ -20,9 +20,10 @@
 //     process down.
 //   - Wake-on-change plus resync: producers call Enqueue when something
 //     changed; Options.List, when set, is read when Run starts and every
-//     Options.Resync, and each key it returns is enqueued, so what no event
-//     reported (another replica's change, a lost event) is seen within a
-//     resync period.
+//     Options.Resync, and each key it returns is enqueued (but for those
+//     waiting out the backoff of a failure: a resync does not cut it
+//     short), so what no event reported (another replica's change, a lost
+//     event) is seen within a resync period.
 //   - Metrics on an injected prometheus.Registerer (nil: none), labelled by
 //     Options.Name only: fleetkit_reconcile_queue_depth,
 //     fleetkit_reconcile_duration_seconds, fleetkit_reconcile_retries_total

@@ -356,6 +356,9 @@ func (e *Engine) resyncLoop(ctx context.Context) {
 			failures = 0
 			e.mu.Lock()
 			for _, k := range keys {
+				if _, backingOff := e.waiting[k]; backingOff && e.failures[k] > 0 {
+					continue // a resync does not cut a failing key's backoff short
+				}
 				e.addLocked(k)
 			}
 			e.mu.Unlock()

@@ -340,6 +340,29 @@ func TestResync(t *testing.T) {
 	})
 }
 
+// TestResyncKeepsBackoff: a resync enqueues a key that asked for a later
+// pass, but not one waiting out the backoff of a failure.
+func TestResyncKeepsBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		list := func(context.Context) ([]string, error) { return []string{"failing", "polling"}, nil }
+		r := newRecorder(func(_ context.Context, key string, n int) (reconcile.Result, error) {
+			if key == "failing" {
+				return reconcile.Result{}, errors.New("down")
+			}
+			return reconcile.Result{RequeueAfter: time.Hour}, nil
+		})
+		e := newEngine(t, r, reconcile.Options{List: list, Resync: time.Minute, BaseBackoff: 90 * time.Second, MaxBackoff: time.Hour})
+		stop := run(t, e)
+		defer stop()
+		time.Sleep(150 * time.Second)
+		synctest.Wait()
+		// failing: at 0, then after its 90 s backoff (not at the 60 s
+		// resync); polling: at every resync.
+		assert.Equal(t, []time.Duration{0, 90 * time.Second}, r.times("failing"))
+		assert.Equal(t, []time.Duration{0, time.Minute, 2 * time.Minute}, r.times("polling"))
+	})
+}
+
 func TestListOnceWithoutResync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder(nil)
