@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	testenv.Main(m)
+	testenv.MainLeakChecked(m)
 }
 
 // lines is a concurrency-safe writer that hands the first line over.

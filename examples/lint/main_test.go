@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // build builds the command into dir.
 func build(t *testing.T, dir string) string {

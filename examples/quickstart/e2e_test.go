@@ -27,7 +27,7 @@ import (
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // linterBin builds examples/linter once per test binary.
 var linterBin struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // URLEnv names the variable that points the tests at a PostgreSQL server;
 // scripts/start-postgres.sh starts one and prints it.

@@ -78,7 +78,7 @@ type finding struct {
 	code, msg string
 }
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // agreement is one configuration the agreement test runs both tools with.
 type agreement struct {

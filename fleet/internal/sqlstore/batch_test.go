@@ -20,7 +20,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // stores runs fn on each database: SQLite (one flusher, one transaction
 // per batch) and PostgreSQL (four flushers, one statement per group) on a
