@@ -328,7 +328,7 @@ func (c *cluster) settled(ids []string) {
 			case inst == nil:
 				last = id + " is missing"
 				return false
-			case inst["status"] != "ready" || inst["failed_reason"] != "":
+			case inst["status"] != "ready" || inst["failed_reason"] != nil:
 				last = fmt.Sprintf("%s is %v (%v)", id, inst["status"], inst["failed_reason"])
 				return false
 			case !answers(inst["host"].(string), id):
@@ -431,7 +431,7 @@ func (c *cluster) watchDark() *darkWatch {
 				m, _ := it.(map[string]any)
 				id, _ := m["id"].(string)
 				host, _ := m["host"].(string)
-				if m["status"] == "ready" && m["failed_reason"] == "" && !answers(host, id) {
+				if m["status"] == "ready" && m["failed_reason"] == nil && !answers(host, id) {
 					w.mu.Lock()
 					w.dark[id] += every
 					w.mu.Unlock()

@@ -23,6 +23,11 @@ type Client struct {
 	Secret []byte
 	// HTTP is the client used; nil means http.DefaultClient.
 	HTTP *http.Client
+	// Check, when set, is given every exchange of Do: the request with
+	// its body and the response with its body (both already read). It
+	// fails t when the exchange breaks a contract, e.g. the served OpenAPI
+	// document (package fleet/httpapi/openapitest).
+	Check func(t testing.TB, req *http.Request, reqBody []byte, resp *http.Response, respBody []byte)
 }
 
 // User is a caller: a username and an optional organisation.
@@ -78,10 +83,12 @@ func (c *Client) Do(t testing.TB, u User, method, path string, body any) Respons
 		path = c.Kind.BasePath() + "/" + path
 	}
 	var rd io.Reader
+	var reqBody []byte
 	if body != nil {
-		b, err := json.Marshal(body)
+		var err error
+		reqBody, err = json.Marshal(body)
 		require.NoError(t, err)
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(reqBody)
 	}
 	req, err := http.NewRequest(method, c.BaseURL+path, rd)
 	require.NoError(t, err)
@@ -100,6 +107,9 @@ func (c *Client) Do(t testing.TB, u User, method, path string, body any) Respons
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	if c.Check != nil {
+		c.Check(t, req, reqBody, resp, raw)
+	}
 	r := Response{Status: resp.StatusCode, Raw: raw}
 	if len(bytes.TrimSpace(raw)) > 0 && raw[0] == '{' {
 		require.NoError(t, json.Unmarshal(raw, &r.Body), "body: %s", raw)

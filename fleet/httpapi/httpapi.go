@@ -151,8 +151,16 @@ func orderFields() []string {
 }
 
 func renderOpenAPI(k fleet.Kind) ([]byte, error) {
+	statuses := make([]string, 0, len(fleet.Statuses()))
+	for _, st := range fleet.Statuses() {
+		statuses = append(statuses, string(st))
+	}
+	// The host field's name and the status enum come from the definitions
+	// that shape the responses (Kind.HostField, fleet.Statuses), so the
+	// document cannot drift from them.
 	doc := strings.NewReplacer("{{plural}}", k.Plural, "{{name}}", k.Name, "{{Display}}", k.Display,
-		"{{base}}", k.BasePath(), "{{prefix}}", k.CodePrefix()).Replace(openapiTemplate)
+		"{{base}}", k.BasePath(), "{{prefix}}", k.CodePrefix(), "{{host}}", k.HostField,
+		"{{statuses}}", "["+strings.Join(statuses, ", ")+"]").Replace(openapiTemplate)
 	b, err := yaml.YAMLToJSON([]byte(doc))
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: render OpenAPI document: %w", err)
@@ -392,17 +400,27 @@ func (s *Handler) recoverPanics(h http.Handler) http.Handler {
 	})
 }
 
-// instanceJSON renders an instance in the original's shape.
+// instanceJSON renders an instance in the original's shape. Values an
+// instance does not have yet (its host before ready, its cluster before
+// placement) are left out rather than sent empty.
 func (s *Handler) instanceJSON(i fleet.Instance) map[string]any {
-	host := s.kind.HostField
 	m := map[string]any{
 		"id": i.ID, "kind": s.kind.Display, "href": s.kind.BasePath() + "/" + s.kind.Plural + "/" + i.ID,
 		"status": string(i.Status), "cloud_provider": i.CloudProvider, "region": i.Region, "multi_az": i.MultiAZ,
-		"owner": i.Owner, "name": i.Name, host: i.Host, "created_at": i.CreatedAt, "updated_at": i.UpdatedAt,
-		"expires_at": i.ExpiresAt, "failed_reason": i.FailedReason, "instance_type": i.InstanceType, "cluster_id": i.ClusterID,
+		"owner": i.Owner, "name": i.Name, "created_at": i.CreatedAt, "updated_at": i.UpdatedAt,
+		"instance_type": i.InstanceType,
+		// The original's default; fleetkit has no way to turn it off yet.
+		"reauthentication_enabled": true,
 	}
-	if i.Organisation != "" {
-		m["organisation_id"] = i.Organisation
+	for field, v := range map[string]string{
+		"organisation_id": i.Organisation, s.kind.HostField: i.Host, "failed_reason": i.FailedReason, "cluster_id": i.ClusterID,
+	} {
+		if v != "" {
+			m[field] = v
+		}
+	}
+	if i.ExpiresAt != nil {
+		m["expires_at"] = *i.ExpiresAt
 	}
 	return m
 }

@@ -134,13 +134,13 @@ func testReadyReportsLoss(t *testing.T, newStore NewStore) {
 	var r map[string]any
 	require.Eventually(t, func() bool {
 		r = h.Client.Do(t, alice, http.MethodGet, "dinosaurs/"+id, nil).Body
-		return r["failed_reason"] != ""
+		return r["failed_reason"] != nil
 	}, waitFor, 5*time.Millisecond, "the loss is reported")
 	assert.Equal(t, "ready", r["status"])
 	assert.Contains(t, r["failed_reason"], "not running")
 	f.setDown(id, false)
 	require.Eventually(t, func() bool {
-		return h.Client.Do(t, alice, http.MethodGet, "dinosaurs/"+id, nil).Body["failed_reason"] == ""
+		return h.Client.Do(t, alice, http.MethodGet, "dinosaurs/"+id, nil).Body["failed_reason"] == nil
 	}, waitFor, 5*time.Millisecond, "cleared once it runs again")
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
+	"github.com/fleetkit/fleetkit/fleet/httpapi/openapitest"
 	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
@@ -47,6 +48,7 @@ func RunLifecycle(t *testing.T, newStore NewStore) {
 		{"DataPlaneFailure", testDataPlaneFailure},
 		{"TrialExpiry", testTrialExpiry},
 		{"Catalogues", testCatalogues},
+		{"KafkaKind", testKafkaKind},
 		{"Failover2Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 2) }},
 		{"Failover3Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 3) }},
 		{"DataPlaneDrift", testDataPlaneDrift},
@@ -121,7 +123,11 @@ func NewHarness(t *testing.T, st fleet.Store, mutate func(*HarnessOptions)) *Har
 	})
 	kind, err := opts.Kind.Normalize()
 	require.NoError(t, err)
-	return &Harness{Service: svc, DP: dp, Store: st, Client: &fleettest.Client{BaseURL: srv.URL, Kind: kind, Secret: secret}}
+	c := &fleettest.Client{BaseURL: srv.URL, Kind: kind, Secret: secret}
+	// Every exchange of the API tests is checked against the document the
+	// server serves: the document is the contract.
+	c.Check = openapitest.Fetch(t, c).Check
+	return &Harness{Service: svc, DP: dp, Store: st, Client: c}
 }
 
 const waitFor = 20 * time.Second
@@ -586,6 +592,45 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	require.Equal(t, http.StatusOK, r.Status)
 	assert.Equal(t, "Dinosaur cluster name is already used", r.Str("reason"))
 	assertError(t, h.Client.Do(t, nobody, http.MethodGet, "errors/999", nil), http.StatusNotFound, "7")
+}
+
+// testKafkaKind drives the API of the kafka kind: its paths, its kinds and
+// its host field (bootstrap_server_host), every exchange checked against
+// the document the kafka API serves.
+func testKafkaKind(t *testing.T, newStore NewStore) {
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Kind = fleet.Kafka })
+	r := h.Client.Do(t, alice, http.MethodPost, "kafkas?async=true", map[string]any{"name": "events", "plan": "standard.x1"})
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	id := r.Str("id")
+	assert.Equal(t, "Kafka", r.Str("kind"))
+	assert.Equal(t, "/api/kafkas_mgmt/v1/kafkas/"+id, r.Str("href"))
+	assert.Equal(t, true, r.Body["reauthentication_enabled"])
+	for _, absent := range []string{"bootstrap_server_host", "host", "failed_reason", "cluster_id", "expires_at"} {
+		assert.NotContains(t, r.Body, absent, "not sent before it has a value")
+	}
+
+	ready := h.Client.WaitStatus(t, alice, id, "ready", waitFor)
+	assert.NotEmpty(t, ready.Str("bootstrap_server_host"))
+	assert.NotContains(t, ready.Body, "host")
+	list := h.Client.Do(t, alice, http.MethodGet, "kafkas?orderBy=name%20asc", nil)
+	require.Equal(t, http.StatusOK, list.Status)
+	assert.Equal(t, "KafkaRequestList", list.Str("kind"))
+	require.Len(t, list.Items(), 1)
+
+	r = h.Client.Do(t, alice, http.MethodPost, "kafkas?async=true", map[string]any{"name": "events"})
+	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Raw)
+	assert.Equal(t, "KAFKAS-MGMT-36", r.Code())
+	assert.Equal(t, "/api/kafkas_mgmt/v1/errors/36", r.Str("href"))
+	for _, path := range []string{"cloud_providers", "cloud_providers/aws/regions", "errors", "errors/7"} {
+		r = h.Client.Do(t, alice, http.MethodGet, path, nil)
+		assert.Equal(t, http.StatusOK, r.Status, "%s: %s", path, r.Raw)
+	}
+	r = h.Client.Do(t, alice, http.MethodGet, "/api/dinosaurs_mgmt/v1/dinosaurs", nil)
+	assert.Equal(t, http.StatusNotFound, r.Status, "another kind's paths are not served")
+
+	del := h.Client.Do(t, alice, http.MethodDelete, "kafkas/"+id+"?async=true", nil)
+	require.Equal(t, http.StatusAccepted, del.Status, "%s", del.Raw)
+	h.Client.WaitStatus(t, alice, id, "gone", waitFor)
 }
 
 // partitioned cuts a replica off from the database while cut is set, as
