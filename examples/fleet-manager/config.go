@@ -49,6 +49,7 @@ type Config struct {
 		JWKSURL         string `yaml:"jwks_url"`
 		UsernameClaim   string `yaml:"username_claim"`
 		OrgClaim        string `yaml:"org_claim"`
+		OrgAdminClaim   string `yaml:"org_admin_claim"`
 		Issuer          string `yaml:"issuer"`
 		Audience        string `yaml:"audience"`
 	} `yaml:"auth"`
@@ -126,7 +127,7 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
 		opts.Denied = d.Denied
 	}
 	jo := auth.JWTOptions{RS256KeyFile: c.path(c.Auth.RS256KeyFile), JWKSURL: c.Auth.JWKSURL, UsernameClaim: c.Auth.UsernameClaim, OrgClaim: c.Auth.OrgClaim,
-		Issuer: c.Auth.Issuer, Audience: c.Auth.Audience}
+		OrgAdminClaim: c.Auth.OrgAdminClaim, Issuer: c.Auth.Issuer, Audience: c.Auth.Audience}
 	if c.Auth.HS256SecretFile != "" {
 		b, err := os.ReadFile(c.path(c.Auth.HS256SecretFile))
 		if err != nil {

@@ -32,6 +32,9 @@ var (
 type Principal struct {
 	Username     string
 	Organisation string
+	// OrgAdmin says the caller administers Organisation: it may delete
+	// and hand over the instances of other members.
+	OrgAdmin bool
 }
 
 // Authenticator identifies the caller of a request. Safe for concurrent
@@ -77,6 +80,10 @@ type JWTOptions struct {
 	// "preferred_username", then "sub") and "org_id".
 	UsernameClaim string
 	OrgClaim      string
+	// OrgAdminClaim names the boolean claim that makes the caller an
+	// administrator of its organisation; "" means "is_org_admin", the
+	// original's.
+	OrgAdminClaim string
 	// Leeway allows clock skew on exp/nbf/iat; 0 means one minute.
 	Leeway time.Duration
 }
@@ -126,6 +133,9 @@ func NewJWTAuthenticator(opts JWTOptions) (*JWTAuthenticator, error) {
 	if a.opts.OrgClaim == "" {
 		a.opts.OrgClaim = "org_id"
 	}
+	if a.opts.OrgAdminClaim == "" {
+		a.opts.OrgAdminClaim = "is_org_admin"
+	}
 	return a, nil
 }
 
@@ -160,6 +170,9 @@ func (a *JWTAuthenticator) Authenticate(r *http.Request) (Principal, error) {
 	if p.Username == "" {
 		return Principal{}, fmt.Errorf("%w: token has no username claim", ErrUnauthenticated)
 	}
+	// An administrator of no organisation administers nothing.
+	admin, _ := claims[a.opts.OrgAdminClaim].(bool)
+	p.OrgAdmin = admin && p.Organisation != ""
 	return p, nil
 }
 
@@ -345,10 +358,19 @@ func (a *JWTAuthenticator) claim(c jwt.MapClaims, names ...string) string {
 // NewHS256Token signs a development token for user (and organisation, if
 // any) valid for ttl, with the claims JWTAuthenticator reads by default.
 func NewHS256Token(secret []byte, user, org string, ttl time.Duration) (string, error) {
+	return NewHS256TokenFor(secret, Principal{Username: user, Organisation: org}, ttl)
+}
+
+// NewHS256TokenFor signs a development token for p valid for ttl, with the
+// claims JWTAuthenticator reads by default.
+func NewHS256TokenFor(secret []byte, p Principal, ttl time.Duration) (string, error) {
 	now := time.Now()
-	claims := jwt.MapClaims{"username": user, "sub": user, "iat": now.Unix(), "exp": now.Add(ttl).Unix()}
-	if org != "" {
-		claims["org_id"] = org
+	claims := jwt.MapClaims{"username": p.Username, "sub": p.Username, "iat": now.Unix(), "exp": now.Add(ttl).Unix()}
+	if p.Organisation != "" {
+		claims["org_id"] = p.Organisation
+	}
+	if p.OrgAdmin {
+		claims["is_org_admin"] = true
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }

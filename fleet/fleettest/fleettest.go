@@ -30,9 +30,11 @@ type Client struct {
 	Check func(t testing.TB, req *http.Request, reqBody []byte, resp *http.Response, respBody []byte)
 }
 
-// User is a caller: a username and an optional organisation.
+// User is a caller: a username, an optional organisation and whether it
+// administers that organisation.
 type User struct {
 	Name, Org string
+	OrgAdmin  bool
 }
 
 // Response is a decoded answer.
@@ -69,7 +71,7 @@ func (r Response) Items() []map[string]any {
 // Token returns a development token for u.
 func (c *Client) Token(t testing.TB, u User) string {
 	t.Helper()
-	tok, err := auth.NewHS256Token(c.Secret, u.Name, u.Org, time.Hour)
+	tok, err := auth.NewHS256TokenFor(c.Secret, auth.Principal{Username: u.Name, Organisation: u.Org, OrgAdmin: u.OrgAdmin}, time.Hour)
 	require.NoError(t, err)
 	return tok
 }

@@ -159,7 +159,7 @@ func renderOpenAPI(k fleet.Kind) ([]byte, error) {
 	// that shape the responses (Kind.HostField, fleet.Statuses), so the
 	// document cannot drift from them.
 	doc := strings.NewReplacer("{{plural}}", k.Plural, "{{name}}", k.Name, "{{Display}}", k.Display,
-		"{{base}}", k.BasePath(), "{{prefix}}", k.CodePrefix(), "{{host}}", k.HostField,
+		"{{base}}", k.BasePath(), "{{root}}", strings.TrimSuffix(k.BasePath(), "/v1"), "{{prefix}}", k.CodePrefix(), "{{host}}", k.HostField,
 		"{{statuses}}", "["+strings.Join(statuses, ", ")+"]").Replace(openapiTemplate)
 	b, err := yaml.YAMLToJSON([]byte(doc))
 	if err != nil {
@@ -185,6 +185,7 @@ func errorCatalogue(k fleet.Kind) map[int]apiErrorDef {
 		7:   {http.StatusNotFound, "Resource not found"},
 		9:   {http.StatusInternalServerError, "Unspecified error"},
 		10:  {http.StatusMethodNotAllowed, "HTTP Method not implemented for this endpoint"},
+		11:  {http.StatusForbidden, "Account is unauthorized to perform this operation"},
 		15:  {http.StatusUnauthorized, "Account authentication could not be verified"},
 		17:  {http.StatusBadRequest, "Unable to read request body"},
 		21:  {http.StatusBadRequest, "Bad request"},
@@ -291,6 +292,8 @@ func (s *Handler) apiRoutes() []route {
 	b := s.kind.BasePath()
 	col := b + "/" + s.kind.Plural
 	return []route{
+		{http.MethodGet, strings.TrimSuffix(b, "/v1"), false, s.apiMetadata},
+		{http.MethodGet, b, false, s.versionMetadata},
 		{http.MethodPost, col, true, s.create},
 		{http.MethodGet, col, true, s.list},
 		{http.MethodGet, col + "/{id}", true, s.get},
@@ -597,17 +600,23 @@ func (s *Handler) list(w http.ResponseWriter, r *http.Request, p auth.Principal)
 func (s *Handler) parseListQuery(r *http.Request) (fleet.Query, error) {
 	v := r.URL.Query()
 	q := fleet.Query{Page: 1, Size: fleet.DefaultPageSize}
+	// As the original: a page below 1 is the first, a size over the
+	// maximum (or below 1) is the maximum. Only what is not a number is
+	// refused.
 	if ps := v.Get("page"); ps != "" {
 		n, err := strconv.Atoi(ps)
-		if err != nil || n < 1 {
-			return q, apiErr(21, "page must be a positive integer, not %q", ps)
+		if err != nil {
+			return q, apiErr(21, "page must be an integer, not %q", ps)
 		}
-		q.Page = n
+		q.Page = max(n, 1)
 	}
 	if ss := v.Get("size"); ss != "" {
 		n, err := strconv.Atoi(ss)
-		if err != nil || n < 1 || n > fleet.MaxPageSize {
-			return q, apiErr(21, "size must be an integer from 1 to %d, not %q", fleet.MaxPageSize, ss)
+		if err != nil {
+			return q, apiErr(21, "size must be an integer, not %q", ss)
+		}
+		if n < 1 || n > fleet.MaxPageSize {
+			n = fleet.MaxPageSize
 		}
 		q.Size = n
 	}
@@ -654,6 +663,12 @@ func (s *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principa
 		if err != nil {
 			return err
 		}
+		// Members of an organisation see each other's instances; only the
+		// owner or an administrator may delete one. To anyone else it is
+		// not there, as in the original.
+		if inst.Owner != p.Username && !p.OrgAdmin {
+			return apiErr(7, "%s with id='%s' not found", s.kind.Display, id)
+		}
 		if inst.Status == fleet.StatusDeprovision || inst.Status == fleet.StatusDeleting {
 			w.WriteHeader(http.StatusAccepted)
 			return nil
@@ -680,10 +695,9 @@ func (s *Handler) cloudProviders(w http.ResponseWriter, _ *http.Request, _ auth.
 }
 
 func (s *Handler) regions(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
-	cp, ok := s.provider(r.PathValue("id"))
-	if !ok {
-		return apiErr(7, "cloud provider %q not found", r.PathValue("id"))
-	}
+	// An unknown provider has no regions: an empty list, as in the
+	// original, not a 404.
+	cp, _ := s.provider(r.PathValue("id"))
 	items := make([]map[string]any, 0, len(cp.Regions))
 	for _, rg := range cp.Regions {
 		items = append(items, map[string]any{"kind": "CloudRegion", "id": rg.ID, "display_name": rg.DisplayName, "enabled": true,
@@ -716,6 +730,36 @@ func (s *Handler) errorGet(w http.ResponseWriter, r *http.Request, _ auth.Princi
 	}
 	httpjson.Write(w, http.StatusOK, s.errorBody(code, def.reason))
 	return nil
+}
+
+// versionMetadata answers GET <base>: the version and its collections.
+func (s *Handler) versionMetadata(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
+	httpjson.Write(w, http.StatusOK, s.version())
+	return nil
+}
+
+// apiMetadata answers GET /api/<plural>_mgmt: the API and its versions.
+func (s *Handler) apiMetadata(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
+	root := strings.TrimSuffix(s.kind.BasePath(), "/v1")
+	httpjson.Write(w, http.StatusOK, map[string]any{
+		"kind": "API", "id": strings.TrimPrefix(root, "/api/"), "href": root, "versions": []map[string]any{s.version()},
+	})
+	return nil
+}
+
+func (s *Handler) version() map[string]any {
+	b := s.kind.BasePath()
+	ref := func(id, kind string) map[string]any {
+		return map[string]any{"id": id, "kind": kind, "href": b + "/" + id}
+	}
+	return map[string]any{
+		"kind": "APIVersion", "id": "v1", "href": b,
+		"collections": []map[string]any{
+			ref(s.kind.Plural, s.kind.Display+"RequestList"),
+			ref("cloud_providers", "CloudProviderList"),
+			ref("errors", "ErrorList"),
+		},
+	}
 }
 
 func (s *Handler) openapiDoc(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {

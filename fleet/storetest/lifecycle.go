@@ -252,9 +252,19 @@ func testBadRequests(t *testing.T, newStore NewStore) {
 	assertError(t, r, http.StatusMethodNotAllowed, "10")
 	r = h.Client.Do(t, alice, http.MethodGet, "/api/nothing/here", nil)
 	assertError(t, r, http.StatusNotFound, "7")
-	for _, q := range []string{"page=0", "page=x", "size=0", "size=1001", "orderBy=color", "orderBy=name%20up"} {
+	for _, q := range []string{"page=x", "size=y", "orderBy=color", "orderBy=name%20up"} {
 		r = h.Client.Do(t, alice, http.MethodGet, "dinosaurs?"+q, nil)
 		assertError(t, r, http.StatusBadRequest, "21")
+	}
+	// Out-of-range numbers are normalised, as the original does.
+	for q, want := range map[string][2]int{
+		"page=0": {1, 3}, "page=-3": {1, 3}, "size=0": {1, 3}, "size=100000": {1, 3}, "page=2&size=2": {2, 1}, "page=9": {9, 0},
+	} {
+		r = h.Client.Do(t, alice, http.MethodGet, "dinosaurs?"+q, nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s: %s", q, r.Raw)
+		assert.EqualValues(t, want[0], r.Body["page"], q)
+		assert.Len(t, r.Items(), want[1], q)
+		assert.EqualValues(t, 3, r.Body["total"], q)
 	}
 }
 
@@ -460,6 +470,18 @@ func testVisibility(t *testing.T, newStore NewStore) {
 	assert.Equal(t, "trike", r.Items()[0]["name"])
 	// Still alive: bob's delete did nothing.
 	assert.Equal(t, "accepted", h.Client.Do(t, alice, http.MethodGet, "dinosaurs/"+aliceID, nil).Str("status"))
+
+	// Within an organisation, members see each other's instances, but only
+	// the owner or an organisation administrator deletes one.
+	assertError(t, h.Client.Do(t, dave, http.MethodDelete, "dinosaurs/"+carolID+"?async=true", nil), http.StatusNotFound, "7")
+	assert.Equal(t, "accepted", h.Client.Do(t, carol, http.MethodGet, "dinosaurs/"+carolID, nil).Str("status"))
+	otherAdmin := fleettest.User{Name: "eve", Org: "globex", OrgAdmin: true}
+	assertError(t, h.Client.Do(t, otherAdmin, http.MethodDelete, "dinosaurs/"+carolID+"?async=true", nil), http.StatusNotFound, "7")
+	admin := fleettest.User{Name: "erin", Org: "acme", OrgAdmin: true}
+	r = h.Client.Do(t, admin, http.MethodDelete, "dinosaurs/"+carolID+"?async=true", nil)
+	assert.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	r = h.Client.Do(t, carol, http.MethodDelete, "dinosaurs/"+carolID+"?async=true", nil)
+	assert.Contains(t, []int{http.StatusAccepted, http.StatusNotFound}, r.Status, "the owner deletes again (or it is gone already): %s", r.Raw)
 }
 
 func testAuthentication(t *testing.T, newStore NewStore) {
@@ -577,7 +599,20 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	require.Equal(t, http.StatusOK, r.Status)
 	require.Len(t, r.Items(), 1)
 	assert.Equal(t, "us-east-1", r.Items()[0]["id"])
-	assertError(t, h.Client.Do(t, alice, http.MethodGet, "cloud_providers/gcp/regions", nil), http.StatusNotFound, "7")
+	r = h.Client.Do(t, alice, http.MethodGet, "cloud_providers/gcp/regions", nil)
+	require.Equal(t, http.StatusOK, r.Status, "an unknown provider has no regions, as in the original: %s", r.Raw)
+	assert.Empty(t, r.Items())
+
+	r = h.Client.Do(t, nobody, http.MethodGet, "/api/dinosaurs_mgmt/v1", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	assert.Equal(t, "APIVersion", r.Str("kind"))
+	assert.Equal(t, "v1", r.Str("id"))
+	assert.Equal(t, "/api/dinosaurs_mgmt/v1", r.Str("href"))
+	assert.Contains(t, string(r.Raw), `"href":"/api/dinosaurs_mgmt/v1/dinosaurs"`)
+	r = h.Client.Do(t, nobody, http.MethodGet, "/api/dinosaurs_mgmt", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	assert.Equal(t, "API", r.Str("kind"))
+	assert.Equal(t, "dinosaurs_mgmt", r.Str("id"))
 
 	r = h.Client.Do(t, nobody, http.MethodGet, "errors", nil)
 	require.Equal(t, http.StatusOK, r.Status)
@@ -585,7 +620,7 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	for _, it := range r.Items() {
 		codes[it["code"].(string)] = true
 	}
-	for _, c := range []int{4, 5, 7, 9, 15, 17, 21, 23, 24, 30, 31, 32, 33, 34, 36, 103, 120} {
+	for _, c := range []int{4, 5, 7, 9, 11, 15, 17, 21, 23, 24, 30, 31, 32, 33, 34, 36, 103, 120} {
 		assert.True(t, codes[fmt.Sprintf("DINOSAURS-MGMT-%d", c)], "code %d in the catalogue", c)
 	}
 	r = h.Client.Do(t, nobody, http.MethodGet, "errors/36", nil)
@@ -621,7 +656,7 @@ func testKafkaKind(t *testing.T, newStore NewStore) {
 	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Raw)
 	assert.Equal(t, "KAFKAS-MGMT-36", r.Code())
 	assert.Equal(t, "/api/kafkas_mgmt/v1/errors/36", r.Str("href"))
-	for _, path := range []string{"cloud_providers", "cloud_providers/aws/regions", "errors", "errors/7"} {
+	for _, path := range []string{"cloud_providers", "cloud_providers/aws/regions", "errors", "errors/7", "/api/kafkas_mgmt/v1", "/api/kafkas_mgmt"} {
 		r = h.Client.Do(t, alice, http.MethodGet, path, nil)
 		assert.Equal(t, http.StatusOK, r.Status, "%s: %s", path, r.Raw)
 	}
