@@ -53,6 +53,8 @@ type Config struct {
 		Issuer          string `yaml:"issuer"`
 		Audience        string `yaml:"audience"`
 	} `yaml:"auth"`
+	// AllowedOrigins may call the API from a browser (CORS).
+	AllowedOrigins []string      `yaml:"allowed_origins"`
 	LeaderElection bool          `yaml:"leader_election"`
 	LeaseTTL       time.Duration `yaml:"lease_ttl"`
 
@@ -88,7 +90,7 @@ func (c *Config) path(p string) string {
 // newDataPlane).
 func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
 	opts := fleet.Options{Kind: k, Units: c.Units, Interval: c.Interval, LeaderElection: c.LeaderElection, LeaseTTL: c.LeaseTTL}
-	api := httpapi.Options{Trials: c.Trials}
+	api := httpapi.Options{Trials: c.Trials, AllowedOrigins: c.AllowedOrigins}
 	for _, p := range c.CloudProviders {
 		cp := httpapi.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
 		for _, r := range p.Regions {

@@ -62,6 +62,9 @@ type Options struct {
 	// Trials gives instance types a lifetime: their instances get an
 	// expiry, after which the service deprovisions them.
 	Trials map[string]time.Duration
+	// AllowedOrigins are the browser origins (scheme://host[:port]) that
+	// may call the API across origins (CORS); "*" allows any. Empty: none.
+	AllowedOrigins []string
 	// MaxBody bounds request bodies (0: 64 KiB).
 	MaxBody int64
 	// Registerer receives the API metrics (nil: none).
@@ -391,7 +394,7 @@ func (s *Handler) routes() http.Handler {
 		w.Header().Set("X-Operation-Id", fleet.NewID())
 		s.writeError(w, r, apiErr(7, "Unable to find the resource at %s", r.URL.Path))
 	})
-	return s.recoverPanics(mux)
+	return s.recoverPanics(s.cors(mux))
 }
 
 // recoverPanics answers a request whose handler (or the Authenticator,

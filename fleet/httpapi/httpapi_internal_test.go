@@ -140,3 +140,44 @@ func TestDeleteRetriesLostSwaps(t *testing.T) {
 		assert.Equal(t, min(tt.lose+1, len(fleet.Statuses())+1), st.tries)
 	}
 }
+
+func TestCORS(t *testing.T) {
+	svc, err := fleet.New(nopStore{}, fleet.Options{Kind: fleet.Dinosaur})
+	require.NoError(t, err)
+	deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
+	tests := []struct {
+		name      string
+		allowed   []string
+		method    string
+		origin    string
+		preflight bool
+		wantAllow string
+		wantCode  int
+	}{
+		{"allowed origin", []string{"https://console.example"}, http.MethodGet, "https://console.example", false, "https://console.example", http.StatusUnauthorized},
+		{"allowed preflight", []string{"https://console.example"}, http.MethodOptions, "https://console.example", true, "https://console.example", http.StatusNoContent},
+		{"other origin", []string{"https://console.example"}, http.MethodGet, "https://evil.example", false, "", http.StatusUnauthorized},
+		{"other origin preflight", []string{"https://console.example"}, http.MethodOptions, "https://evil.example", true, "", http.StatusMethodNotAllowed},
+		{"any origin", []string{"*"}, http.MethodGet, "https://any.example", false, "https://any.example", http.StatusUnauthorized},
+		{"off by default", nil, http.MethodOptions, "https://console.example", true, "", http.StatusMethodNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(svc, Options{Auth: deny, AllowedOrigins: tt.allowed})
+			require.NoError(t, err)
+			req := httptest.NewRequest(tt.method, fleet.Dinosaur.BasePath()+"/dinosaurs", nil)
+			req.Header.Set("Origin", tt.origin)
+			if tt.preflight {
+				req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			assert.Equal(t, tt.wantCode, rec.Code, rec.Body.String())
+			assert.Equal(t, tt.wantAllow, rec.Header().Get("Access-Control-Allow-Origin"))
+			if tt.wantCode == http.StatusNoContent {
+				assert.Contains(t, rec.Header().Get("Access-Control-Allow-Headers"), "Authorization")
+				assert.Contains(t, rec.Header().Get("Access-Control-Allow-Methods"), http.MethodDelete)
+			}
+		})
+	}
+}
