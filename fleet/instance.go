@@ -25,9 +25,13 @@ type Instance struct {
 	FailedReason  string
 	ClusterID     string
 	// Host is where the running instance answers, set when ready.
-	Host      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Host string
+	// NoReauthentication turns off the periodic reauthentication of the
+	// instance's clients (the API's reauthentication_enabled: false); the
+	// zero value is the original's default, on.
+	NoReauthentication bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 	// StatusSince is when the instance entered Status: per-state timeouts
 	// count from it.
 	StatusSince time.Time

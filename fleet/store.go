@@ -111,6 +111,11 @@ type Update struct {
 	ClusterID    *string
 	Host         *string
 	FailedReason *string
+	// Owner hands the instance to another user (not empty); a name taken
+	// in the new owner's scope is ErrNameTaken.
+	Owner *string
+	// NoReauthentication sets Instance.NoReauthentication.
+	NoReauthentication *bool
 	// SoftDelete sets DeletedAt, which releases the name.
 	SoftDelete bool
 	// Fence, when set, makes the write conditional on the lease token.

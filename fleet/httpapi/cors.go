@@ -29,7 +29,7 @@ func (s *Handler) cors(h http.Handler) http.Handler {
 		hd.Set("Access-Control-Allow-Origin", origin)
 		hd.Set("Access-Control-Expose-Headers", "X-Operation-Id")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			hd.Set("Access-Control-Allow-Methods", strings.Join([]string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodOptions}, ", "))
+			hd.Set("Access-Control-Allow-Methods", strings.Join([]string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodOptions}, ", "))
 			hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 			hd.Set("Access-Control-Max-Age", corsMaxAge)
 			w.WriteHeader(http.StatusNoContent)

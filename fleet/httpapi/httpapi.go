@@ -301,6 +301,7 @@ func (s *Handler) apiRoutes() []route {
 		{http.MethodGet, col, true, s.list},
 		{http.MethodGet, col + "/{id}", true, s.get},
 		{http.MethodDelete, col + "/{id}", true, s.delete},
+		{http.MethodPatch, col + "/{id}", true, s.patch},
 		{http.MethodGet, b + "/cloud_providers", true, s.cloudProviders},
 		{http.MethodGet, b + "/cloud_providers/{id}/regions", true, s.regions},
 		{http.MethodGet, b + "/errors", false, s.errorsList},
@@ -414,9 +415,7 @@ func (s *Handler) instanceJSON(i fleet.Instance) map[string]any {
 		"id": i.ID, "kind": s.kind.Display, "href": s.kind.BasePath() + "/" + s.kind.Plural + "/" + i.ID,
 		"status": string(i.Status), "cloud_provider": i.CloudProvider, "region": i.Region, "multi_az": i.MultiAZ,
 		"owner": i.Owner, "name": i.Name, "created_at": i.CreatedAt, "updated_at": i.UpdatedAt,
-		"instance_type": i.InstanceType,
-		// The original's default; fleetkit has no way to turn it off yet.
-		"reauthentication_enabled": true,
+		"instance_type": i.InstanceType, "reauthentication_enabled": !i.NoReauthentication,
 	}
 	for field, v := range map[string]string{
 		"organisation_id": i.Organisation, s.kind.HostField: i.Host, "failed_reason": i.FailedReason, "cluster_id": i.ClusterID,
@@ -447,6 +446,8 @@ type createRequest struct {
 	Region        string `json:"region"`
 	Plan          string `json:"plan"`
 	MultiAZ       *bool  `json:"multi_az"`
+	// Reauthentication is reauthentication_enabled; absent means on.
+	Reauthentication *bool `json:"reauthentication_enabled"`
 }
 
 func (s *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
@@ -518,6 +519,7 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 		ID: fleet.NewID(), Kind: s.kind.Name, Name: req.Name, Owner: p.Username, Organisation: p.Organisation,
 		CloudProvider: cp.ID, Region: region.ID, MultiAZ: multiAZ, InstanceType: itype, Status: fleet.StatusAccepted,
 		CreatedAt: now, UpdatedAt: now, StatusSince: now,
+		NoReauthentication: req.Reauthentication != nil && !*req.Reauthentication,
 	}
 	if d, ok := s.opts.Trials[itype]; ok && d > 0 {
 		exp := now.Add(d)
@@ -679,6 +681,58 @@ func (s *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principa
 		_, err = s.st.UpdateInstance(r.Context(), fleet.Update{ID: id, From: inst.Status, To: fleet.StatusDeprovision})
 		if err == nil {
 			w.WriteHeader(http.StatusAccepted)
+			return nil
+		}
+		if !errors.Is(err, fleet.ErrConflict) {
+			return err
+		}
+	}
+	return &apiError{code: 9, status: http.StatusConflict, reason: s.kind.Display + " " + id + " changed status concurrently: try again"}
+}
+
+type updateRequest struct {
+	Owner            *string `json:"owner"`
+	Reauthentication *bool   `json:"reauthentication_enabled"`
+}
+
+// patch changes what the original lets users change: whether clients
+// reauthenticate (the owner or an org admin) and the owner (an admin of
+// the instance's organisation only). fleetkit has no account service, so
+// the new owner is not checked against one.
+func (s *Handler) patch(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var req updateRequest
+	if err := httpjson.Decode(w, r, &req, httpjson.DecodeOptions{MaxBody: s.opts.MaxBody}); err != nil {
+		return &apiError{code: 17, reason: "Unable to read request body: " + err.Error(), status: httpjson.StatusOf(err)}
+	}
+	id := r.PathValue("id")
+	for range len(fleet.Statuses()) + 1 {
+		inst, err := s.visibleInstance(r.Context(), id, p)
+		if err != nil {
+			return err
+		}
+		if (inst.Owner != p.Username && !p.OrgAdmin) || inst.Organisation != p.Organisation {
+			return apiErr(11, "User not authorized to perform this action")
+		}
+		u := fleet.Update{ID: id, From: inst.Status}
+		if req.Owner != nil {
+			if *req.Owner == "" {
+				return apiErr(33, "owner is not valid. Minimum length 1 is required.")
+			}
+			if !p.OrgAdmin || inst.Organisation == "" {
+				return apiErr(11, "User not authorized to perform this action: only an organisation administrator changes the owner")
+			}
+			u.Owner = req.Owner
+		}
+		if req.Reauthentication != nil {
+			off := !*req.Reauthentication
+			u.NoReauthentication = &off
+		}
+		if u.Owner == nil && u.NoReauthentication == nil {
+			return apiErr(21, "Failed to update %s %s: no field to update (owner, reauthentication_enabled)", s.kind.Display, id)
+		}
+		updated, err := s.st.UpdateInstance(r.Context(), u)
+		if err == nil {
+			httpjson.Write(w, http.StatusOK, s.instanceJSON(updated))
 			return nil
 		}
 		if !errors.Is(err, fleet.ErrConflict) {

@@ -323,6 +323,18 @@ func (s *Store) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instanc
 			return fleet.Instance{}, err
 		}
 	}
+	if u.Owner != nil {
+		if *u.Owner == "" {
+			return fleet.Instance{}, fmt.Errorf("%w: empty owner for %s", fleet.ErrInvalid, u.ID)
+		}
+		moved := i
+		moved.Owner = *u.Owner
+		for _, o := range s.instances {
+			if o.ID != i.ID && o.DeletedAt == nil && o.Kind == i.Kind && o.Name == i.Name && o.Scope() == moved.Scope() {
+				return fleet.Instance{}, fmt.Errorf("%w: %s", fleet.ErrNameTaken, i.Name)
+			}
+		}
+	}
 	t := now()
 	i.UpdatedAt = t
 	if to != i.Status {
@@ -336,6 +348,12 @@ func (s *Store) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instanc
 	}
 	if u.FailedReason != nil {
 		i.FailedReason = *u.FailedReason
+	}
+	if u.Owner != nil {
+		i.Owner = *u.Owner
+	}
+	if u.NoReauthentication != nil {
+		i.NoReauthentication = *u.NoReauthentication
 	}
 	if u.SoftDelete {
 		i.DeletedAt = &t

@@ -49,6 +49,7 @@ func RunLifecycle(t *testing.T, newStore NewStore) {
 		{"TrialExpiry", testTrialExpiry},
 		{"Catalogues", testCatalogues},
 		{"KafkaKind", testKafkaKind},
+		{"Patch", testPatch},
 		{"Failover2Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 2) }},
 		{"Failover3Replicas", func(t *testing.T, ns NewStore) { testFailover(t, ns, 3) }},
 		{"DataPlaneDrift", testDataPlaneDrift},
@@ -627,6 +628,40 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	require.Equal(t, http.StatusOK, r.Status)
 	assert.Equal(t, "Dinosaur cluster name is already used", r.Str("reason"))
 	assertError(t, h.Client.Do(t, nobody, http.MethodGet, "errors/999", nil), http.StatusNotFound, "7")
+}
+
+// testPatch: PATCH changes reauthentication_enabled (owner or org admin)
+// and the owner (org admin only), with the original's codes.
+func testPatch(t *testing.T, newStore NewStore) {
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) { o.Clusters = nil })
+	r := h.create(t, carol, map[string]any{"name": "rex", "reauthentication_enabled": false})
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	assert.Equal(t, false, r.Body["reauthentication_enabled"], "create takes it")
+	id := r.Str("id")
+	path := "dinosaurs/" + id
+	admin := fleettest.User{Name: "erin", Org: "acme", OrgAdmin: true}
+
+	r = h.Client.Do(t, carol, http.MethodPatch, path, map[string]any{"reauthentication_enabled": true})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	assert.Equal(t, true, r.Body["reauthentication_enabled"])
+	assert.Equal(t, true, h.Client.Do(t, carol, http.MethodGet, path, nil).Body["reauthentication_enabled"], "stored")
+
+	assertError(t, h.Client.Do(t, dave, http.MethodPatch, path, map[string]any{"reauthentication_enabled": false}), http.StatusForbidden, "11")
+	assertError(t, h.Client.Do(t, carol, http.MethodPatch, path, map[string]any{"owner": "dave"}), http.StatusForbidden, "11")
+	assertError(t, h.Client.Do(t, admin, http.MethodPatch, path, map[string]any{"owner": ""}), http.StatusBadRequest, "33")
+	assertError(t, h.Client.Do(t, admin, http.MethodPatch, path, map[string]any{}), http.StatusBadRequest, "21")
+	assertError(t, h.Client.Do(t, admin, http.MethodPatch, path, map[string]any{"owner": 7}), http.StatusBadRequest, "17")
+	assertError(t, h.Client.Do(t, alice, http.MethodPatch, path, map[string]any{"reauthentication_enabled": false}), http.StatusNotFound, "7")
+	assertError(t, h.Client.Do(t, admin, http.MethodPatch, "dinosaurs/nosuchid", map[string]any{"owner": "dave"}), http.StatusNotFound, "7")
+
+	r = h.Client.Do(t, admin, http.MethodPatch, path, map[string]any{"owner": "dave", "reauthentication_enabled": false})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	assert.Equal(t, "dave", r.Str("owner"))
+	assert.Equal(t, false, r.Body["reauthentication_enabled"])
+	// The new owner may now delete it; the old one may not.
+	assertError(t, h.Client.Do(t, carol, http.MethodDelete, path+"?async=true", nil), http.StatusNotFound, "7")
+	r = h.Client.Do(t, dave, http.MethodDelete, path+"?async=true", nil)
+	assert.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
 }
 
 // testKafkaKind drives the API of the kafka kind: its paths, its kinds and

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ConcurrentCompareAndSwap", testConcurrentCAS},
 		{"ConcurrentUpdatesOwnOutcome", testConcurrentUpdates},
 		{"SoftDelete", testSoftDelete},
+		{"OwnerAndSettings", testOwnerAndSettings},
 		{"List", testList},
 		{"Search", testSearch},
 		{"Clusters", testClusters},
@@ -65,6 +66,49 @@ func create(t *testing.T, s fleet.Store, i fleet.Instance) fleet.Instance {
 	t.Helper()
 	require.NoError(t, s.CreateInstance(ctx(t), i))
 	return i
+}
+
+// testOwnerAndSettings: the API's PATCH writes the owner and
+// NoReauthentication with the same compare-and-swap as the workers, and the
+// name stays unique in the owner's new scope.
+func testOwnerAndSettings(t *testing.T, s fleet.Store) {
+	c := ctx(t)
+	off, dave := true, "dave"
+	a := Instance("rex", "carol", "acme")
+	a.NoReauthentication = true
+	create(t, s, a)
+	got, err := s.GetInstance(c, a.ID)
+	require.NoError(t, err)
+	assert.True(t, got.NoReauthentication, "stored at create")
+
+	on := false
+	got, err = s.UpdateInstance(c, fleet.Update{ID: a.ID, From: fleet.StatusAccepted, Owner: &dave, NoReauthentication: &on})
+	require.NoError(t, err)
+	assert.Equal(t, "dave", got.Owner)
+	assert.False(t, got.NoReauthentication)
+	got, err = s.GetInstance(c, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "dave", got.Owner)
+	assert.Equal(t, "acme", got.Organisation)
+	assert.False(t, got.NoReauthentication)
+	_, err = s.UpdateInstance(c, fleet.Update{ID: a.ID, From: fleet.StatusAccepted, NoReauthentication: &off})
+	require.NoError(t, err)
+
+	// Without an organisation the name is unique per owner: handing an
+	// instance to a user who has one of that name is refused.
+	b := create(t, s, Instance("trike", "alice", ""))
+	create(t, s, Instance("trike", "bob", ""))
+	bob := "bob"
+	_, err = s.UpdateInstance(c, fleet.Update{ID: b.ID, From: fleet.StatusAccepted, Owner: &bob})
+	require.ErrorIs(t, err, fleet.ErrNameTaken)
+	empty := ""
+	_, err = s.UpdateInstance(c, fleet.Update{ID: b.ID, From: fleet.StatusAccepted, Owner: &empty})
+	require.ErrorIs(t, err, fleet.ErrInvalid)
+	_, err = s.UpdateInstance(c, fleet.Update{ID: b.ID, From: fleet.StatusReady, Owner: &bob})
+	require.ErrorIs(t, err, fleet.ErrConflict, "the swap still guards the status")
+	got, err = s.GetInstance(c, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", got.Owner)
 }
 
 func testCreateGet(t *testing.T, s fleet.Store) {

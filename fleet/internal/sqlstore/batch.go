@@ -215,7 +215,17 @@ func (s *Store) flush(c *sql.Conn, batch []*updateOp) bool {
 	case len(live) == 1:
 		ok = s.updateOneRetry(ctx, q, live[0])
 	case len(live) > 1 && s.d.ArrayBatch:
-		for _, g := range groups(live) {
+		// The array statement carries the workers' fields only; an API
+		// change of owner or settings (rare) is written on its own.
+		var arrays []*updateOp
+		for _, op := range live {
+			if op.u.Owner != nil || op.u.NoReauthentication != nil {
+				ok = s.updateOneRetry(ctx, q, op) && ok
+				continue
+			}
+			arrays = append(arrays, op)
+		}
+		for _, g := range groups(arrays) {
 			ok = s.flushArrays(ctx, q, g) && ok
 		}
 	case len(live) > 1:

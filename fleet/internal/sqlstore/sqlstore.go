@@ -226,6 +226,9 @@ CREATE TABLE leases (
 		`UPDATE instances SET host = '' WHERE deleted_at IS NULL AND host <> '' AND EXISTS (
 	SELECT 1 FROM instances o WHERE o.deleted_at IS NULL AND o.host = instances.host AND o.id < instances.id);
 CREATE UNIQUE INDEX instances_live_host ON instances (host) WHERE deleted_at IS NULL AND host <> ''`,
+		// Version 3: the API's reauthentication_enabled, stored inverted so
+		// that existing rows keep the default (on).
+		`ALTER TABLE instances ADD COLUMN no_reauthentication ` + s.d.BoolType + ` NOT NULL DEFAULT FALSE`,
 	}
 }
 
@@ -283,7 +286,7 @@ func Version(ctx context.Context, s *Store) (int, error) {
 	return v, err
 }
 
-const instanceCols = `id, kind, name, owner, organisation, cloud_provider, region, multi_az, instance_type, status, failed_reason, cluster_id, host, created_at, updated_at, status_since, expires_at, deleted_at`
+const instanceCols = `id, kind, name, owner, organisation, cloud_provider, region, multi_az, instance_type, status, failed_reason, cluster_id, host, created_at, updated_at, status_since, expires_at, deleted_at, no_reauthentication`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -296,7 +299,7 @@ func scanInstance(r scanner) (fleet.Instance, error) {
 	)
 	err := r.Scan(&i.ID, &i.Kind, &i.Name, &i.Owner, &i.Organisation, &i.CloudProvider, &i.Region, &i.MultiAZ,
 		&i.InstanceType, &status, &i.FailedReason, &i.ClusterID, &i.Host, &i.CreatedAt, &i.UpdatedAt, &i.StatusSince,
-		&expires, &deletedAt)
+		&expires, &deletedAt, &i.NoReauthentication)
 	if err != nil {
 		return i, err
 	}
@@ -320,7 +323,7 @@ func nullTime(t *time.Time) any {
 	return t.UTC()
 }
 
-const insertInstance = `INSERT INTO instances (` + instanceCols + `, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertInstance = `INSERT INTO instances (` + instanceCols + `, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func validInstance(i fleet.Instance) error {
 	if i.ID == "" {
@@ -335,7 +338,7 @@ func validInstance(i fleet.Instance) error {
 func insertArgs(i fleet.Instance) []any {
 	return []any{i.ID, i.Kind, i.Name, i.Owner, i.Organisation, i.CloudProvider, i.Region, i.MultiAZ, i.InstanceType, string(i.Status),
 		i.FailedReason, i.ClusterID, i.Host, i.CreatedAt.UTC(), i.UpdatedAt.UTC(), i.StatusSince.UTC(), nullTime(i.ExpiresAt),
-		nullTime(i.DeletedAt), i.Scope()}
+		nullTime(i.DeletedAt), i.NoReauthentication, i.Scope()}
 }
 
 // CreateInstance implements fleet.InstanceStore.
@@ -593,6 +596,9 @@ func (s *Store) UpdateInstance(ctx context.Context, u fleet.Update) (fleet.Insta
 	if err := fleet.CheckTransition(u.From, to); err != nil {
 		return fleet.Instance{}, err
 	}
+	if u.Owner != nil && *u.Owner == "" {
+		return fleet.Instance{}, fmt.Errorf("%w: empty owner for %s", fleet.ErrInvalid, u.ID)
+	}
 	return s.up.do(ctx, u)
 }
 
@@ -616,6 +622,15 @@ func updateSQL(u fleet.Update, t time.Time) (string, []any) {
 	}
 	if u.FailedReason != nil {
 		sets, args = append(sets, "failed_reason = ?"), append(args, *u.FailedReason)
+	}
+	if u.Owner != nil {
+		// The scope follows the owner when there is no organisation; the
+		// unique index then refuses a name the new owner already uses.
+		sets = append(sets, "owner = ?", "scope = CASE WHEN organisation = '' THEN ? ELSE scope END")
+		args = append(args, *u.Owner, fleet.Instance{Owner: *u.Owner}.Scope())
+	}
+	if u.NoReauthentication != nil {
+		sets, args = append(sets, "no_reauthentication = ?"), append(args, *u.NoReauthentication)
 	}
 	if u.SoftDelete {
 		sets, args = append(sets, "deleted_at = ?"), append(args, t)
