@@ -391,11 +391,35 @@ func (s *Handler) routes() http.Handler {
 			}
 		})
 	}
+	for pattern, why := range s.notImplemented() {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Operation-Id", fleet.NewID())
+			s.writeError(w, r, apiErr(10, "%s %s is not implemented: %s", r.Method, r.URL.Path, why))
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Operation-Id", fleet.NewID())
 		s.writeError(w, r, apiErr(7, "Unable to find the resource at %s", r.URL.Path))
 	})
 	return s.recoverPanics(s.cors(mux))
+}
+
+// notImplemented lists the original's public calls this API leaves out,
+// and why. They answer the original's "not implemented" error (code 10)
+// rather than a 404, so a client generated from the original's document
+// learns that the call exists and is not served here. They are not in the
+// served document.
+func (s *Handler) notImplemented() map[string]string {
+	b := s.kind.BasePath()
+	item := b + "/" + s.kind.Plural + "/{id}"
+	return map[string]string{
+		"GET " + b + "/status":                             "the service capacity status needs per-type capacity accounting, not modelled yet",
+		"GET " + b + "/instance_types/{provider}/{region}": "instance sizes are not modelled yet; plans are <instance_type>.<size>",
+		"GET " + item + "/metrics/query":                   "instance metrics need a metrics back end (the original's observatorium)",
+		"GET " + item + "/metrics/query_range":             "instance metrics need a metrics back end (the original's observatorium)",
+		"GET " + item + "/metrics/federate":                "instance metrics need a metrics back end (the original's observatorium)",
+		"POST " + item + "/promote":                        "billing models are not modelled",
+	}
 }
 
 // recoverPanics answers a request whose handler (or the Authenticator,

@@ -181,3 +181,23 @@ func TestCORS(t *testing.T) {
 		})
 	}
 }
+
+// TestNotImplemented: the original's calls left out answer its "not
+// implemented" error, not a 404, for every kind.
+func TestNotImplemented(t *testing.T) {
+	deny := auth.AuthenticatorFunc(func(*http.Request) (auth.Principal, error) { return auth.Principal{}, auth.ErrUnauthenticated })
+	for _, kind := range []fleet.Kind{fleet.Dinosaur, fleet.Kafka} {
+		s := newHandler(t, kind, deny)
+		for route := range s.notImplemented() {
+			method, path, _ := strings.Cut(route, " ")
+			path = strings.NewReplacer("{id}", "x", "{provider}", "aws", "{region}", "us-east-1").Replace(path)
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+			assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, route)
+			var body errorBody
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+			assert.Equal(t, s.kind.CodePrefix()+"-10", body.Code, route)
+			assert.Contains(t, body.Reason, "not implemented", route)
+		}
+	}
+}
