@@ -41,9 +41,11 @@ type Config struct {
 	QuotaList string                   `yaml:"quota_list"`
 	DenyList  string                   `yaml:"deny_list"`
 	Trials    map[string]time.Duration `yaml:"trials"`
-	Timeouts  map[string]time.Duration `yaml:"timeouts"`
-	Interval  time.Duration            `yaml:"interval"`
-	Auth      struct {
+	// Sizes lists the sizes of each instance type (default: x1).
+	Sizes    map[string][]string      `yaml:"sizes"`
+	Timeouts map[string]time.Duration `yaml:"timeouts"`
+	Interval time.Duration            `yaml:"interval"`
+	Auth     struct {
 		HS256SecretFile string `yaml:"hs256_secret_file"`
 		RS256KeyFile    string `yaml:"rs256_key_file"`
 		JWKSURL         string `yaml:"jwks_url"`
@@ -90,7 +92,7 @@ func (c *Config) path(p string) string {
 // newDataPlane).
 func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
 	opts := fleet.Options{Kind: k, Units: c.Units, Interval: c.Interval, LeaderElection: c.LeaderElection, LeaseTTL: c.LeaseTTL}
-	api := httpapi.Options{Trials: c.Trials, AllowedOrigins: c.AllowedOrigins}
+	api := httpapi.Options{Trials: c.Trials, Sizes: c.Sizes, AllowedOrigins: c.AllowedOrigins}
 	for _, p := range c.CloudProviders {
 		cp := httpapi.CloudProvider{ID: p.ID, DisplayName: p.DisplayName}
 		for _, r := range p.Regions {

@@ -59,6 +59,10 @@ type Options struct {
 	// Quota, when set, is checked before every create, in the store
 	// transaction that inserts the instance.
 	Quota quota.Checker
+	// Sizes lists the sizes of each instance type, the second half of a
+	// plan ("standard.x2"); a type without an entry has one size, "x1".
+	// A plan naming another size is refused with code 42.
+	Sizes map[string][]string
 	// Trials gives instance types a lifetime: their instances get an
 	// expiry, after which the service deprovisions them.
 	Trials map[string]time.Duration
@@ -304,6 +308,7 @@ func (s *Handler) apiRoutes() []route {
 		{http.MethodPatch, col + "/{id}", true, s.patch},
 		{http.MethodGet, b + "/cloud_providers", true, s.cloudProviders},
 		{http.MethodGet, b + "/cloud_providers/{id}/regions", true, s.regions},
+		{http.MethodGet, b + "/instance_types/{provider}/{region}", true, s.instanceTypes},
 		{http.MethodGet, b + "/errors", false, s.errorsList},
 		{http.MethodGet, b + "/errors/{id}", false, s.errorGet},
 		{http.MethodGet, b + "/openapi", false, s.openapiDoc},
@@ -413,12 +418,11 @@ func (s *Handler) notImplemented() map[string]string {
 	b := s.kind.BasePath()
 	item := b + "/" + s.kind.Plural + "/{id}"
 	return map[string]string{
-		"GET " + b + "/status":                             "the service capacity status needs per-type capacity accounting, not modelled yet",
-		"GET " + b + "/instance_types/{provider}/{region}": "instance sizes are not modelled yet; plans are <instance_type>.<size>",
-		"GET " + item + "/metrics/query":                   "instance metrics need a metrics back end (the original's observatorium)",
-		"GET " + item + "/metrics/query_range":             "instance metrics need a metrics back end (the original's observatorium)",
-		"GET " + item + "/metrics/federate":                "instance metrics need a metrics back end (the original's observatorium)",
-		"POST " + item + "/promote":                        "billing models are not modelled",
+		"GET " + b + "/status":                 "the service capacity status needs per-type capacity accounting, not modelled yet",
+		"GET " + item + "/metrics/query":       "instance metrics need a metrics back end (the original's observatorium)",
+		"GET " + item + "/metrics/query_range": "instance metrics need a metrics back end (the original's observatorium)",
+		"GET " + item + "/metrics/federate":    "instance metrics need a metrics back end (the original's observatorium)",
+		"POST " + item + "/promote":            "billing models are not modelled",
 	}
 }
 
@@ -531,6 +535,9 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 		}
 		if !slices.Contains(region.InstanceTypes, t) {
 			return fleet.Instance{}, apiErr(41, "fleet.Instance Type %q not supported in %s %s", t, cp.ID, region.ID)
+		}
+		if sizes := s.sizes(t); !slices.Contains(sizes, size) {
+			return fleet.Instance{}, apiErr(42, "fleet.Instance plan not supported: size %q of %s (sizes: %s)", size, t, strings.Join(sizes, ", "))
 		}
 		itype = t
 	}
@@ -785,6 +792,42 @@ func (s *Handler) regions(w http.ResponseWriter, r *http.Request, _ auth.Princip
 			"supported_instance_types": rg.InstanceTypes})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"kind": "CloudRegionList", "page": 1, "size": len(items), "total": len(items), "items": items})
+	return nil
+}
+
+// sizes returns the sizes of instance type t.
+func (s *Handler) sizes(t string) []string {
+	if sz, ok := s.opts.Sizes[t]; ok && len(sz) > 0 {
+		return sz
+	}
+	return []string{"x1"}
+}
+
+// instanceTypes answers the instance types a region supports, with their
+// sizes and, for trial types, the lifespan of their instances. An unknown
+// provider or region is refused as at create (codes 30 and 31).
+func (s *Handler) instanceTypes(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+	cp, ok := s.provider(r.PathValue("provider"))
+	if !ok {
+		return apiErr(30, "Provider not supported: %q", r.PathValue("provider"))
+	}
+	ri := slices.IndexFunc(cp.Regions, func(rg Region) bool { return rg.ID == r.PathValue("region") })
+	if ri < 0 {
+		return apiErr(31, "Region %q not supported by %s", r.PathValue("region"), cp.ID)
+	}
+	types := make([]map[string]any, 0, len(cp.Regions[ri].InstanceTypes))
+	for _, t := range cp.Regions[ri].InstanceTypes {
+		var lifespan any // null: the instances live until deleted
+		if d, ok := s.opts.Trials[t]; ok && d > 0 {
+			lifespan = int64(d / time.Second)
+		}
+		sizes := make([]map[string]any, 0, len(s.sizes(t)))
+		for _, sz := range s.sizes(t) {
+			sizes = append(sizes, map[string]any{"id": sz, "display_name": sz, "lifespan_seconds": lifespan})
+		}
+		types = append(types, map[string]any{"id": t, "display_name": strings.ToUpper(t[:1]) + t[1:], "sizes": sizes})
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"instance_types": types})
 	return nil
 }
 

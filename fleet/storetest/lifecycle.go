@@ -232,6 +232,7 @@ func testBadRequests(t *testing.T, newStore NewStore) {
 		{"unknown region", map[string]any{"name": "rex", "region": "mars-1"}, 400, "31"},
 		{"malformed plan", map[string]any{"name": "rex", "plan": "huge"}, 400, "42"},
 		{"unknown instance type", map[string]any{"name": "rex", "plan": "enterprise.x1"}, 400, "41"},
+		{"unknown size", map[string]any{"name": "rex", "plan": "standard.x9"}, 400, "42"},
 		{"name not a string", map[string]any{"name": 7}, 400, "17"},
 		{"not an object", "rex", 400, "17"},
 	}
@@ -590,8 +591,23 @@ func testTrialExpiry(t *testing.T, newStore NewStore) {
 }
 
 func testCatalogues(t *testing.T, newStore NewStore) {
-	h := NewHarness(t, newStore(t), nil)
-	r := h.Client.Do(t, alice, http.MethodGet, "cloud_providers", nil)
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
+		o.API.Sizes = map[string][]string{"standard": {"x1", "x2"}}
+		o.API.Trials = map[string]time.Duration{"developer": 48 * time.Hour}
+	})
+	r := h.Client.Do(t, alice, http.MethodGet, "instance_types/aws/us-east-1", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	assert.JSONEq(t, `{"instance_types": [
+		{"id": "standard", "display_name": "Standard", "sizes": [
+			{"id": "x1", "display_name": "x1", "lifespan_seconds": null}, {"id": "x2", "display_name": "x2", "lifespan_seconds": null}]},
+		{"id": "developer", "display_name": "Developer", "sizes": [{"id": "x1", "display_name": "x1", "lifespan_seconds": 172800}]}]}`, string(r.Raw))
+	assertError(t, h.Client.Do(t, alice, http.MethodGet, "instance_types/gcp/us-east-1", nil), http.StatusBadRequest, "30")
+	assertError(t, h.Client.Do(t, alice, http.MethodGet, "instance_types/aws/mars-1", nil), http.StatusBadRequest, "31")
+	assertError(t, h.Client.Do(t, nobody, http.MethodGet, "instance_types/aws/us-east-1", nil), http.StatusUnauthorized, "15")
+	r = h.create(t, alice, map[string]any{"name": "big", "plan": "standard.x2"})
+	require.Equal(t, http.StatusAccepted, r.Status, "a configured size: %s", r.Raw)
+
+	r = h.Client.Do(t, alice, http.MethodGet, "cloud_providers", nil)
 	require.Equal(t, http.StatusOK, r.Status)
 	assert.Equal(t, "CloudProviderList", r.Str("kind"))
 	require.Len(t, r.Items(), 1)
