@@ -204,8 +204,8 @@ func errorCatalogue(k fleet.Kind) map[int]apiErrorDef {
 		33:  {http.StatusBadRequest, "Minimum field length not reached"},
 		34:  {http.StatusBadRequest, "Maximum field length has been depassed"},
 		36:  {http.StatusConflict, k.Display + " cluster name is already used"},
-		41:  {http.StatusBadRequest, "fleet.Instance Type not supported"},
-		42:  {http.StatusBadRequest, "fleet.Instance plan not supported"},
+		41:  {http.StatusBadRequest, "Instance Type not supported"},
+		42:  {http.StatusBadRequest, "Instance plan not supported"},
 		103: {http.StatusBadRequest, "Synchronous action is not supported, use async=true parameter"},
 		120: {http.StatusForbidden, "Insufficient quota"},
 	}
@@ -531,13 +531,13 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 	if req.Plan != "" {
 		t, size, ok := strings.Cut(req.Plan, ".")
 		if !ok || t == "" || size == "" {
-			return fleet.Instance{}, apiErr(42, "fleet.Instance plan not supported: %q (want <instance_type>.<size>)", req.Plan)
+			return fleet.Instance{}, apiErr(42, "Instance plan not supported: %q (want <instance_type>.<size>)", req.Plan)
 		}
 		if !slices.Contains(region.InstanceTypes, t) {
-			return fleet.Instance{}, apiErr(41, "fleet.Instance Type %q not supported in %s %s", t, cp.ID, region.ID)
+			return fleet.Instance{}, apiErr(41, "Instance Type %q not supported in %s %s", t, cp.ID, region.ID)
 		}
 		if sizes := s.sizes(t); !slices.Contains(sizes, size) {
-			return fleet.Instance{}, apiErr(42, "fleet.Instance plan not supported: size %q of %s (sizes: %s)", size, t, strings.Join(sizes, ", "))
+			return fleet.Instance{}, apiErr(42, "Instance plan not supported: size %q of %s (sizes: %s)", size, t, strings.Join(sizes, ", "))
 		}
 		itype = t
 	}

@@ -643,6 +643,9 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	r = h.Client.Do(t, nobody, http.MethodGet, "errors/36", nil)
 	require.Equal(t, http.StatusOK, r.Status)
 	assert.Equal(t, "Dinosaur cluster name is already used", r.Str("reason"))
+	r = h.Client.Do(t, nobody, http.MethodGet, "errors/41", nil)
+	require.Equal(t, http.StatusOK, r.Status)
+	assert.Equal(t, "Instance Type not supported", r.Str("reason"))
 	assertError(t, h.Client.Do(t, nobody, http.MethodGet, "errors/999", nil), http.StatusNotFound, "7")
 }
 
