@@ -562,23 +562,33 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 func (s *Handler) checkRegionLimit(ctx context.Context, inst fleet.Instance) error {
 	cp, _ := s.provider(inst.CloudProvider)
 	for _, r := range cp.Regions {
-		limit, ok := r.Limits[inst.InstanceType]
-		if r.ID != inst.Region || !ok {
+		if r.ID != inst.Region {
 			continue
 		}
-		_, n, err := s.st.ListInstances(ctx, fleet.Query{Kind: s.kind.Name, Size: -1, Search: search.And{
-			search.Cond{Field: "region", Op: search.OpEq, Values: []string{inst.Region}},
-			search.Cond{Field: "cloud_provider", Op: search.OpEq, Values: []string{inst.CloudProvider}},
-			search.Cond{Field: "instance_type", Op: search.OpEq, Values: []string{inst.InstanceType}},
-		}})
+		full, err := s.regionFull(ctx, cp.ID, r, inst.InstanceType)
 		if err != nil {
 			return err
 		}
-		if n >= limit {
+		if full {
 			return apiErr(24, "Region %s cannot accept instance type: %s at this moment", inst.Region, inst.InstanceType)
 		}
 	}
 	return nil
+}
+
+// regionFull says whether region r of provider holds as many live
+// instances of itype as its limit allows (never, without a limit).
+func (s *Handler) regionFull(ctx context.Context, provider string, r Region, itype string) (bool, error) {
+	limit, ok := r.Limits[itype]
+	if !ok {
+		return false, nil
+	}
+	_, n, err := s.st.ListInstances(ctx, fleet.Query{Kind: s.kind.Name, Size: -1, Search: search.And{
+		search.Cond{Field: "region", Op: search.OpEq, Values: []string{r.ID}},
+		search.Cond{Field: "cloud_provider", Op: search.OpEq, Values: []string{provider}},
+		search.Cond{Field: "instance_type", Op: search.OpEq, Values: []string{itype}},
+	}})
+	return n >= limit, err
 }
 
 // insert checks the quota and creates the instance. Name uniqueness is the
@@ -788,8 +798,16 @@ func (s *Handler) regions(w http.ResponseWriter, r *http.Request, _ auth.Princip
 	cp, _ := s.provider(r.PathValue("id"))
 	items := make([]map[string]any, 0, len(cp.Regions))
 	for _, rg := range cp.Regions {
+		capacity := make([]map[string]any, 0, len(rg.InstanceTypes))
+		for _, t := range rg.InstanceTypes {
+			full, err := s.regionFull(r.Context(), cp.ID, rg, t)
+			if err != nil {
+				return err
+			}
+			capacity = append(capacity, map[string]any{"instance_type": t, "max_capacity_reached": full})
+		}
 		items = append(items, map[string]any{"kind": "CloudRegion", "id": rg.ID, "display_name": rg.DisplayName, "enabled": true,
-			"supported_instance_types": rg.InstanceTypes})
+			"supported_instance_types": rg.InstanceTypes, "capacity": capacity})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"kind": "CloudRegionList", "page": 1, "size": len(items), "total": len(items), "items": items})
 	return nil

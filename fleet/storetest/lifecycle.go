@@ -594,6 +594,8 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
 		o.API.Sizes = map[string][]string{"standard": {"x1", "x2"}}
 		o.API.Trials = map[string]time.Duration{"developer": 48 * time.Hour}
+		o.API.CloudProviders = httpapi.DefaultCloudProviders()
+		o.API.CloudProviders[0].Regions[0].Limits = map[string]int{"developer": 1}
 	})
 	r := h.Client.Do(t, alice, http.MethodGet, "instance_types/aws/us-east-1", nil)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
@@ -612,10 +614,24 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	assert.Equal(t, "CloudProviderList", r.Str("kind"))
 	require.Len(t, r.Items(), 1)
 	assert.Equal(t, "aws", r.Items()[0]["id"])
-	r = h.Client.Do(t, alice, http.MethodGet, "cloud_providers/aws/regions", nil)
-	require.Equal(t, http.StatusOK, r.Status)
-	require.Len(t, r.Items(), 1)
-	assert.Equal(t, "us-east-1", r.Items()[0]["id"])
+	capacity := func() any {
+		r := h.Client.Do(t, alice, http.MethodGet, "cloud_providers/aws/regions", nil)
+		require.Equal(t, http.StatusOK, r.Status)
+		require.Len(t, r.Items(), 1)
+		assert.Equal(t, "us-east-1", r.Items()[0]["id"])
+		return r.Items()[0]["capacity"]
+	}
+	assert.Equal(t, []any{
+		map[string]any{"instance_type": "standard", "max_capacity_reached": false},
+		map[string]any{"instance_type": "developer", "max_capacity_reached": false},
+	}, capacity())
+	r = h.create(t, bob, map[string]any{"name": "trial", "plan": "developer.x1"})
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	assertError(t, h.create(t, carol, map[string]any{"name": "trial2", "plan": "developer.x1"}), http.StatusForbidden, "24")
+	assert.Equal(t, []any{
+		map[string]any{"instance_type": "standard", "max_capacity_reached": false},
+		map[string]any{"instance_type": "developer", "max_capacity_reached": true},
+	}, capacity())
 	r = h.Client.Do(t, alice, http.MethodGet, "cloud_providers/gcp/regions", nil)
 	require.Equal(t, http.StatusOK, r.Status, "an unknown provider has no regions, as in the original: %s", r.Raw)
 	assert.Empty(t, r.Items())
