@@ -309,6 +309,7 @@ func (s *Handler) apiRoutes() []route {
 		{http.MethodGet, b + "/cloud_providers", true, s.cloudProviders},
 		{http.MethodGet, b + "/cloud_providers/{id}/regions", true, s.regions},
 		{http.MethodGet, b + "/instance_types/{provider}/{region}", true, s.instanceTypes},
+		{http.MethodGet, b + "/status", true, s.serviceStatus},
 		{http.MethodGet, b + "/errors", false, s.errorsList},
 		{http.MethodGet, b + "/errors/{id}", false, s.errorGet},
 		{http.MethodGet, b + "/openapi", false, s.openapiDoc},
@@ -418,7 +419,6 @@ func (s *Handler) notImplemented() map[string]string {
 	b := s.kind.BasePath()
 	item := b + "/" + s.kind.Plural + "/{id}"
 	return map[string]string{
-		"GET " + b + "/status":                 "the service capacity status needs per-type capacity accounting, not modelled yet",
 		"GET " + item + "/metrics/query":       "instance metrics need a metrics back end (the original's observatorium)",
 		"GET " + item + "/metrics/query_range": "instance metrics need a metrics back end (the original's observatorium)",
 		"GET " + item + "/metrics/federate":    "instance metrics need a metrics back end (the original's observatorium)",
@@ -810,6 +810,25 @@ func (s *Handler) regions(w http.ResponseWriter, r *http.Request, _ auth.Princip
 			"supported_instance_types": rg.InstanceTypes, "capacity": capacity})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"kind": "CloudRegionList", "page": 1, "size": len(items), "total": len(items), "items": items})
+	return nil
+}
+
+// serviceStatus answers whether the service can take no more instances:
+// every instance type of every region is at its limit.
+func (s *Handler) serviceStatus(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+	full := true
+	for _, cp := range s.opts.CloudProviders {
+		for _, rg := range cp.Regions {
+			for _, t := range rg.InstanceTypes {
+				f, err := s.regionFull(r.Context(), cp.ID, rg, t)
+				if err != nil {
+					return err
+				}
+				full = full && f
+			}
+		}
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{s.kind.Plural: map[string]any{"max_capacity_reached": full}})
 	return nil
 }
 

@@ -632,6 +632,9 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 		map[string]any{"instance_type": "standard", "max_capacity_reached": false},
 		map[string]any{"instance_type": "developer", "max_capacity_reached": true},
 	}, capacity())
+	r = h.Client.Do(t, alice, http.MethodGet, "status", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	assert.JSONEq(t, `{"dinosaurs": {"max_capacity_reached": false}}`, string(r.Raw), "standard has no limit")
 	r = h.Client.Do(t, alice, http.MethodGet, "cloud_providers/gcp/regions", nil)
 	require.Equal(t, http.StatusOK, r.Status, "an unknown provider has no regions, as in the original: %s", r.Raw)
 	assert.Empty(t, r.Items())
