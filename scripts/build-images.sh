@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # Builds the linter images fleetkit/linter:1.0, 1.1, 1.2 and 2.0 from
-# examples/linter/Dockerfile, and the fleet manager's image (its data plane
+# examples/linter/Dockerfile, the fleet manager's image (its data plane
 # runs it as the per-instance service with -provider docker) from
-# examples/fleet-manager/Dockerfile: static binaries on an empty base, so no
-# registry is needed.
+# examples/fleet-manager/Dockerfile, and the load balancer's and the machine
+# manager's images (the chart deploy/linter-fleet runs them) from
+# examples/loadbalancer and examples/machine-manager: static binaries on an
+# empty base, so no registry is needed.
 #
 # Idempotent: each image carries the label io.fleetkit.inputs, a hash of
 # everything that went into it (the static binary, the Dockerfile, the build
 # arguments). An image whose label matches what would be built now is left
-# alone, so a warm run costs two `go build`s that the build cache answers.
+# alone, so a warm run costs four `go build`s that the build cache answers.
 # Binaries are built with -trimpath and without VCS stamps, so the same
 # source gives the same bytes whatever the commit or checkout path.
 #
-# Usage: scripts/build-images.sh [LINTER_PREFIX [FLEET_MANAGER_TAG]]
+# Usage: scripts/build-images.sh [LINTER_PREFIX [FLEET_MANAGER_TAG [LOADBALANCER_TAG [MACHINE_MANAGER_TAG]]]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-fleetkit/linter}"
 fleet_tag="${2:-fleetkit/fleet-manager:latest}"
+lb_tag="${3:-fleetkit/loadbalancer:latest}"
+mm_tag="${4:-fleetkit/machine-manager:latest}"
 cache="${FLEETKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetkit}"
 label=io.fleetkit.inputs
 ctx="$(mktemp -d)"
@@ -65,6 +69,14 @@ done
 gobuild "$ctx/fleet-manager/fleet-manager" ./examples/fleet-manager
 cp examples/fleet-manager/Dockerfile "$ctx/fleet-manager/"
 ensure "$fleet_tag" "$ctx/fleet-manager"
+
+for b in loadbalancer:"$lb_tag" machine-manager:"$mm_tag"; do
+	name="${b%%:*}" tag="${b#*:}"
+	mkdir "$ctx/$name"
+	gobuild "$ctx/$name/$name" "./examples/$name"
+	cp "examples/$name/Dockerfile" "$ctx/$name/"
+	ensure "$tag" "$ctx/$name"
+done
 
 # A rebuilt tag leaves its old image untagged; drop such leftovers of ours
 # (the Dockerfiles label every fleetkit image with io.fleetkit.component).
