@@ -1,0 +1,223 @@
+package deploy
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/fleetkit/fleetkit/internal/testenv"
+	"github.com/fleetkit/fleetkit/rollout"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// chartDir is the chart under test.
+const chartDir = "linter-fleet"
+
+// TestChartLint is `helm lint --strict` of the chart, with its default
+// values and with every value set.
+func TestChartLint(t *testing.T) {
+	for name, vals := range map[string]map[string]any{
+		"defaults": nil,
+		"set": {"secret": map[string]any{"existingSecret": "mine"},
+			"images": map[string]any{"loadbalancer": map[string]any{"tag": "v9"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := lint.All(chartDir, vals, "fleet", true)
+			for _, m := range res.Messages {
+				assert.Less(t, m.Severity, support.WarningSev, "%s", m)
+			}
+		})
+	}
+}
+
+// manifest is a rendered chart: its objects by kind and name.
+type manifest map[string]runtime.Object
+
+func (m manifest) get(kind, name string) runtime.Object { return m[kind+"/"+name] }
+
+// render renders the chart as release "fleet" in namespace "linters" with
+// vals, client-side (no cluster: lookup finds nothing).
+func render(t *testing.T, vals map[string]any) manifest {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	require.NoError(t, err)
+	cfg := &action.Configuration{
+		Capabilities: chartutil.DefaultCapabilities,
+		KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
+		Releases:     storage.Init(driver.NewMemory()),
+		Log:          func(string, ...any) {},
+	}
+	in := action.NewInstall(cfg)
+	in.DryRun, in.DryRunOption, in.ReleaseName, in.Namespace = true, "client", "fleet", "linters"
+	rel, err := in.RunWithContext(context.Background(), c, vals)
+	require.NoError(t, err)
+	out := manifest{}
+	for doc := range strings.SplitSeq(rel.Manifest, "\n---") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		require.NoError(t, err, doc)
+		name := obj.(interface{ GetName() string }).GetName()
+		out[gvk.Kind+"/"+name] = obj
+	}
+	return out
+}
+
+// TestChartTemplates renders the chart and checks what it promises: the
+// objects, RBAC limited to Pods of the namespace, the secret mounted and
+// never inlined, image tags from the values, and every container locked
+// down with resources.
+func TestChartTemplates(t *testing.T) {
+	const adminSecret, managerSecret = "admin-s3cret-value", "manager-s3cret-value"
+	m := render(t, map[string]any{
+		"secret": map[string]any{"admin": adminSecret, "manager": managerSecret},
+		"images": map[string]any{
+			"loadbalancer":   map[string]any{"tag": "lb-7"},
+			"machineManager": map[string]any{"tag": "mm-7"},
+			"linter":         map[string]any{"repository": "registry.example/linter"},
+		},
+		"languages": map[string]any{"python": map[string]any{"version": "1.0", "versions": map[string]any{
+			"1.0": map[string]any{}, "2.0-crashy": map[string]any{"tag": "1.2", "args": []any{"-crash-rate", "1"}},
+		}}},
+	})
+	kinds := map[string]int{}
+	for k := range m {
+		kinds[strings.Split(k, "/")[0]]++
+	}
+	assert.Equal(t, map[string]int{"Deployment": 2, "Service": 2, "ServiceAccount": 1, "Role": 1, "RoleBinding": 1,
+		"Secret": 1, "ConfigMap": 1}, kinds, "no ClusterRole: the manager's rights stop at its namespace")
+
+	t.Run("rbac", func(t *testing.T) {
+		role := m.get("Role", "fleet-linter-fleet-machine-manager").(*rbacv1.Role)
+		resources := map[string][]string{}
+		for _, r := range role.Rules {
+			assert.Equal(t, []string{""}, r.APIGroups)
+			for _, res := range r.Resources {
+				resources[res] = r.Verbs
+			}
+		}
+		assert.Equal(t, map[string][]string{
+			"pods":     {"get", "list", "watch", "create", "delete"},
+			"pods/log": {"get"},
+		}, resources, "Pods only, and no update, patch or wildcard")
+		rb := m.get("RoleBinding", "fleet-linter-fleet-machine-manager").(*rbacv1.RoleBinding)
+		assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}, rb.RoleRef)
+		assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "fleet-linter-fleet-machine-manager", Namespace: "linters"}}, rb.Subjects)
+		mm := m.get("Deployment", "fleet-linter-fleet-machine-manager").(*appsv1.Deployment)
+		assert.Equal(t, "fleet-linter-fleet-machine-manager", mm.Spec.Template.Spec.ServiceAccountName)
+		lb := m.get("Deployment", "fleet-linter-fleet-balancer").(*appsv1.Deployment)
+		assert.False(t, *lb.Spec.Template.Spec.AutomountServiceAccountToken, "the balancer does not talk to the API server")
+	})
+
+	t.Run("secret", func(t *testing.T) {
+		s := m.get("Secret", "fleet-linter-fleet-secret").(*corev1.Secret)
+		assert.Equal(t, adminSecret, string(s.Data["admin"]))
+		assert.Equal(t, managerSecret, string(s.Data["manager"]))
+		for key, obj := range m {
+			if key == "Secret/"+s.Name {
+				continue
+			}
+			y, err := runtime.Encode(scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion, rbacv1.SchemeGroupVersion), obj)
+			require.NoError(t, err)
+			assert.NotContains(t, string(y), adminSecret, "%s: the secret is referenced, not inlined", key)
+			assert.NotContains(t, string(y), managerSecret, key)
+		}
+		for _, name := range []string{"fleet-linter-fleet-balancer", "fleet-linter-fleet-machine-manager"} {
+			spec := m.get("Deployment", name).(*appsv1.Deployment).Spec.Template.Spec
+			var secretVolume bool
+			for _, v := range spec.Volumes {
+				if v.Secret != nil {
+					secretVolume = v.Secret.SecretName == s.Name
+				}
+			}
+			assert.True(t, secretVolume, "%s mounts the Secret", name)
+			for _, c := range spec.Containers {
+				assert.Empty(t, c.Env, "%s: no secret in the environment (it would show in describe)", name)
+				assert.Contains(t, strings.Join(c.Args, " "), "-secret-file=/etc/fleetkit/secret/", name)
+			}
+		}
+	})
+
+	t.Run("images and arguments", func(t *testing.T) {
+		lb := m.get("Deployment", "fleet-linter-fleet-balancer").(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+		assert.Equal(t, "fleetkit/loadbalancer:lb-7", lb.Image)
+		assert.Equal(t, corev1.PullIfNotPresent, lb.ImagePullPolicy)
+		mm := m.get("Deployment", "fleet-linter-fleet-machine-manager").(*appsv1.Deployment)
+		assert.Equal(t, appsv1.RecreateDeploymentStrategyType, mm.Spec.Strategy.Type, "never two managers at once")
+		c := mm.Spec.Template.Spec.Containers[0]
+		assert.Equal(t, "fleetkit/machine-manager:mm-7", c.Image)
+		assert.Contains(t, c.Args, "-provider=kubernetes")
+		assert.Contains(t, c.Args, "-name=fleet-linter-fleet")
+
+		cm := m.get("ConfigMap", "fleet-linter-fleet-machine-manager").(*corev1.ConfigMap)
+		cfg, err := rollout.ParseConfig([]byte(cm.Data["config.yaml"]))
+		require.NoError(t, err, cm.Data["config.yaml"])
+		require.NoError(t, cfg.RequireRunnable("kubernetes"))
+		assert.Equal(t, "http://fleet-linter-fleet-balancer:8081", cfg.Balancer.Address)
+		assert.Equal(t, "/etc/fleetkit/secret/admin", cfg.Balancer.SecretFile)
+		assert.Empty(t, cfg.Balancer.Secret)
+		py := cfg.Languages["python"]
+		assert.Equal(t, "1.0", py.Version)
+		assert.Equal(t, "registry.example/linter:1.0", py.Versions["1.0"].Image)
+		assert.Equal(t, "registry.example/linter:1.2", py.Versions["2.0-crashy"].Image)
+		assert.Equal(t, []string{"-crash-rate", "1"}, py.Versions["2.0-crashy"].Args)
+	})
+
+	t.Run("locked down", func(t *testing.T) {
+		for _, name := range []string{"fleet-linter-fleet-balancer", "fleet-linter-fleet-machine-manager"} {
+			for _, c := range m.get("Deployment", name).(*appsv1.Deployment).Spec.Template.Spec.Containers {
+				sc := c.SecurityContext
+				require.NotNil(t, sc, name)
+				assert.True(t, *sc.RunAsNonRoot, name)
+				assert.NotZero(t, *sc.RunAsUser, name)
+				assert.True(t, *sc.ReadOnlyRootFilesystem, name)
+				assert.False(t, *sc.AllowPrivilegeEscalation, name)
+				assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, name)
+				assert.False(t, c.Resources.Requests.Cpu().IsZero(), name)
+				assert.False(t, c.Resources.Limits.Memory().IsZero(), name)
+				assert.NotNil(t, c.ReadinessProbe, name)
+			}
+		}
+	})
+}
+
+// Without secret values the chart generates them (different ones); with
+// an existing Secret it renders none and mounts that one.
+func TestChartSecretSources(t *testing.T) {
+	m := render(t, nil)
+	s := m.get("Secret", "fleet-linter-fleet-secret").(*corev1.Secret)
+	assert.Len(t, s.Data["admin"], 32)
+	assert.Len(t, s.Data["manager"], 32)
+	assert.NotEqual(t, s.Data["admin"], s.Data["manager"])
+
+	m = render(t, map[string]any{"secret": map[string]any{"existingSecret": "mine"}})
+	assert.Nil(t, m.get("Secret", "fleet-linter-fleet-secret"))
+	for _, name := range []string{"fleet-linter-fleet-balancer", "fleet-linter-fleet-machine-manager"} {
+		var mounted []string
+		for _, v := range m.get("Deployment", name).(*appsv1.Deployment).Spec.Template.Spec.Volumes {
+			if v.Secret != nil {
+				mounted = append(mounted, v.Secret.SecretName)
+			}
+		}
+		assert.Equal(t, []string{"mine"}, mounted, name)
+	}
+}
