@@ -221,3 +221,18 @@ func TestChartSecretSources(t *testing.T) {
 		assert.Equal(t, []string{"mine"}, mounted, name)
 	}
 }
+
+// A changed configuration changes the manager's Pod template (the manager
+// reads it at start only), and balancerAddress replaces the Service's name.
+func TestChartConfigRestartsManager(t *testing.T) {
+	checksum := func(m manifest) string {
+		return m.get("Deployment", "fleet-linter-fleet-machine-manager").(*appsv1.Deployment).Spec.Template.Annotations["checksum/config"]
+	}
+	base := render(t, nil)
+	moved := render(t, map[string]any{"machineManager": map[string]any{"balancerAddress": "http://10.96.0.9:8081"}})
+	assert.NotEqual(t, checksum(base), checksum(moved))
+	cfg, err := rollout.ParseConfig([]byte(moved.get("ConfigMap", "fleet-linter-fleet-machine-manager").(*corev1.ConfigMap).Data["config.yaml"]))
+	require.NoError(t, err)
+	assert.Equal(t, "http://10.96.0.9:8081", cfg.Balancer.Address)
+	assert.Equal(t, checksum(base), checksum(render(t, nil)), "the same values, the same template")
+}

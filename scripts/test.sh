@@ -61,7 +61,8 @@ fi
 # PostgreSQL on a free loopback port, for fleet/postgres (reused between runs).
 eval "$(scripts/start-postgres.sh)"
 
-# The images the Docker tests run (fleetkit/linter:*, fleetkit/fleet-manager),
+# The images the Docker and Kubernetes tests run (fleetkit/linter:*,
+# fleetkit/fleet-manager, fleetkit/loadbalancer, fleetkit/machine-manager),
 # rebuilt only when what goes into them changed.
 if docker info >/dev/null 2>&1; then
 	scripts/build-images.sh
@@ -70,7 +71,8 @@ fi
 # Kubernetes built once from Go modules: etcd and kube-apiserver for the
 # Helm release scanner's tests; the kubelet, scheduler, controller-manager,
 # kube-proxy, CNI plugins and pause image of the single-node cluster
-# (internal/kubetest.Cluster) the machines/kubernetes tests run Pods on.
+# (internal/kubetest.Cluster) the machines/kubernetes tests run Pods on, and
+# deploy installs its chart into.
 # Packages that need the node take turns on it (a lock in the cache).
 FLEETKIT_KUBE_BIN="$(scripts/kube-testenv.sh)"
 export FLEETKIT_KUBE_BIN

@@ -37,3 +37,31 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The machine manager's configuration: the one given, with what the chart
+decides — where the balancer is and its secret, the state file, the
+languages' images. */}}
+{{- define "linter-fleet.managerConfig" -}}
+{{- $full := include "linter-fleet.fullname" . }}
+{{- $lint := .Values.images.linter }}
+{{- $cfg := deepCopy (.Values.machineManager.config | default dict) }}
+{{- $adminURL := .Values.machineManager.balancerAddress | default (printf "http://%s-balancer:%v" $full .Values.balancer.service.adminPort) }}
+{{- $bal := deepCopy (get $cfg "balancer" | default dict) }}
+{{- $_ := set $bal "address" $adminURL }}
+{{- $_ := set $bal "metrics_url" (printf "%s/metrics" $adminURL) }}
+{{- $_ := set $bal "secret_file" "/etc/fleetkit/secret/admin" }}
+{{- $_ := set $cfg "balancer" $bal }}
+{{- $_ := set $cfg "state_file" "/var/lib/fleetkit/state.json" }}
+{{- $langs := dict }}
+{{- range $lang, $l := .Values.languages }}
+{{- $versions := dict }}
+{{- range $v, $spec := $l.versions }}
+{{- $vs := dict "image" (printf "%s:%s" $lint.repository ($spec.tag | default $v)) }}
+{{- with $spec.args }}{{ $_ := set $vs "args" . }}{{ end }}
+{{- $_ := set $versions $v $vs }}
+{{- end }}
+{{- $_ := set $langs $lang (dict "version" $l.version "versions" $versions) }}
+{{- end }}
+{{- $_ := set $cfg "languages" $langs }}
+{{- toYaml $cfg }}
+{{- end -}}
