@@ -236,3 +236,23 @@ func TestChartConfigRestartsManager(t *testing.T) {
 	assert.Equal(t, "http://10.96.0.9:8081", cfg.Balancer.Address)
 	assert.Equal(t, checksum(base), checksum(render(t, nil)), "the same values, the same template")
 }
+
+// With 2 balancer replicas the manager finds them through the Service's
+// EndpointSlices: it is told the Service, and may read its EndpointSlices
+// (and nothing more).
+func TestChartBalancerReplicas(t *testing.T) {
+	m := render(t, map[string]any{"balancer": map[string]any{"replicas": 2}})
+	assert.Equal(t, int32(2), *m.get("Deployment", "fleet-linter-fleet-balancer").(*appsv1.Deployment).Spec.Replicas)
+	c := m.get("Deployment", "fleet-linter-fleet-machine-manager").(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+	assert.Contains(t, c.Args, "-balancer-service=fleet-linter-fleet-balancer")
+	role := m.get("Role", "fleet-linter-fleet-machine-manager").(*rbacv1.Role)
+	assert.Contains(t, role.Rules, rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"},
+		Verbs: []string{"get", "list", "watch"}})
+	assert.Len(t, role.Rules, 3)
+
+	one := render(t, nil)
+	c = one.get("Deployment", "fleet-linter-fleet-machine-manager").(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+	for _, a := range c.Args {
+		assert.NotContains(t, a, "-balancer-service", "one replica: balancer.address")
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/kubetest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/fleetkit/fleetkit/machines"
+	"github.com/fleetkit/fleetkit/rollout"
 )
 
 // cluster is the real single-node cluster the chart is installed into.
@@ -460,6 +461,11 @@ func dumpNamespace(t *testing.T, cs clientset.Interface, ns string) {
 				conds = append(conds, fmt.Sprintf("%s: ready=%v restarts=%d state=%+v", c.Name, c.Ready, c.RestartCount, c.State))
 			}
 			t.Logf("pod %s (%s, %s): %s", p.Name, p.Status.Phase, p.Status.PodIP, strings.Join(conds, ", "))
+			if p.Labels["app.kubernetes.io/component"] == "machine-manager" {
+				tail := int64(40)
+				b, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+				t.Logf("pod %s's log (%v):\n%s", p.Name, err, b)
+			}
 		}
 	}
 	if evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
@@ -467,4 +473,98 @@ func dumpNamespace(t *testing.T, cs clientset.Interface, ns string) {
 			t.Logf("event %s %s/%s: %s %s (x%d)", e.LastTimestamp.Format(time.TimeOnly), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message, e.Count)
 		}
 	}
+}
+
+// balancerPods returns the ready balancer replicas' admin clients, by Pod
+// name.
+func (f *installed) balancerPods(secret string) map[string]*balancer.Client {
+	f.t.Helper()
+	list, err := f.cs.CoreV1().Pods(f.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=balancer"})
+	require.NoError(f.t, err)
+	out := map[string]*balancer.Client{}
+	for _, p := range list.Items {
+		ready := false
+		for _, c := range p.Status.Conditions {
+			ready = ready || c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+		}
+		if ready && p.DeletionTimestamp == nil {
+			c, err := balancer.NewClient("http://"+p.Status.PodIP+":8081", secret, balancer.ClientOptions{})
+			require.NoError(f.t, err)
+			out[p.Name] = c
+		}
+	}
+	return out
+}
+
+// inStep reports whether there are n ready balancer replicas and each
+// routes python to exactly the manager's linter Pods, all of version.
+func (f *installed) inStep(secret, version string, n int) bool {
+	pods := f.pods()
+	want := map[string]string{}
+	for _, ip := range pods {
+		want["http://"+ip+":8080"] = version
+	}
+	reps := f.balancerPods(secret)
+	if len(reps) != n {
+		return false
+	}
+	for _, c := range reps {
+		held, ratio, err := c.Routes(context.Background(), "python")
+		if err != nil || !maps.Equal(held, want) || !maps.Equal(ratio, map[string]int{version: 100}) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestChartTwoBalancers installs the chart with 2 balancer replicas: the
+// machine manager keeps both in step through the Service's EndpointSlices,
+// a third replica converges at once (its endpoint changes the router's
+// Generation, which the manager reads every second, well within one
+// resync), and lint requests through the Service reach the linters
+// whichever replica answers.
+//
+//	CI=true nice go test -count=1 -run TestChartTwoBalancers -v ./deploy/
+func TestChartTwoBalancers(t *testing.T) {
+	f := installChart(t, map[string]any{
+		"secret":   map[string]any{"admin": "admin-secret"},
+		"balancer": map[string]any{"replicas": 2},
+		"machineManager": map[string]any{"config": map[string]any{
+			"remove_timeout": "30s", "health": map[string]any{"interval": "250ms"},
+		}},
+		"languages": map[string]any{"python": map[string]any{"version": "1.0", "versions": map[string]any{"1.0": map[string]any{}}}},
+	})
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for name, c := range f.balancerPods("admin-secret") {
+			held, ratio, err := c.Routes(context.Background(), "python")
+			t.Logf("balancer %s: %v %v %v", name, held, ratio, err)
+		}
+		t.Logf("linter Pods: %v", f.pods())
+		dep, err := f.cs.AppsV1().Deployments(f.ns).Get(context.Background(), "fleet-linter-fleet-machine-manager", metav1.GetOptions{})
+		if err == nil {
+			t.Logf("manager args: %v", dep.Spec.Template.Spec.Containers[0].Args)
+		}
+	})
+	const n = 3
+	for range n {
+		f.post("/create", `{"lang":"python"}`)
+	}
+	f.waitFor("both replicas route to the 3 Pods", func() bool { return len(f.pods()) == n && f.inStep("admin-secret", "1.0", 2) })
+	client := &http.Client{Timeout: 10 * time.Second}
+	for range 20 {
+		require.NoError(t, lintOnce(t.Context(), client, f.lint))
+	}
+
+	dep, err := f.cs.AppsV1().Deployments(f.ns).Get(t.Context(), "fleet-linter-fleet-balancer", metav1.GetOptions{})
+	require.NoError(t, err)
+	dep.Spec.Replicas = new(int32(3))
+	_, err = f.cs.AppsV1().Deployments(f.ns).Update(t.Context(), dep, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	f.waitFor("a third replica Ready", func() bool { return len(f.balancerPods("admin-secret")) == 3 })
+	took := f.waitFor("the third replica in step", func() bool { return f.inStep("admin-secret", "1.0", 3) })
+	assert.Less(t, took, rollout.DefaultResyncInterval, "within one resync")
+	t.Logf("a third balancer replica: in step %s after it was Ready (resync %s)", took.Round(time.Millisecond), rollout.DefaultResyncInterval)
 }

@@ -31,7 +31,9 @@
 // configuration of the manager's Pod (its service account needs get, list,
 // watch, create and delete on Pods, and get on pods/log). The manager must
 // reach Pod IPs: it runs in the cluster, or on a node. The chart in
-// deploy/linter-fleet runs it that way.
+// deploy/linter-fleet runs it that way. With -balancer-service the
+// balancer is several replicas behind that Service: the manager finds them
+// through its EndpointSlices and keeps each one in step (replicas.go).
 package main
 
 import (
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		kubeFile     = fs.String("kubeconfig", "", "-provider kubernetes: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster configuration)")
 		kubeContext  = fs.String("kube-context", "", "-provider kubernetes: the kubeconfig context (default: the current one)")
 		namespace    = fs.String("namespace", "", "-provider kubernetes: where the machines' Pods run (default: the context's namespace, or in a cluster the manager's own)")
+		lbService    = fs.String("balancer-service", "", "-provider kubernetes: the balancer runs as replicas behind this Service of -namespace; every ready endpoint of its EndpointSlices (port -balancer-port) is kept in step, rather than balancer.address alone (needs get, list and watch on endpointslices)")
+		lbPort       = fs.String("balancer-port", "admin", "-balancer-service: the name of the Service's port of the balancer's admin API")
 		machinesFile = fs.String("machines-file", "", "-provider process: where the machines are recorded (PIDs, start times), so that they outlive the manager and the next one adopts them (default: the configuration's state_file + \".machines\"; without either, machines stop with the manager)")
 	)
 	fs.Usage = func() {
@@ -138,7 +142,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
-	rtr := router{client}
+	var rtr rollout.Router = router{client}
 
 	var mp machines.Provider
 	switch *provider {
@@ -194,6 +198,14 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		// provider's informer would retry for ever).
 		if err := canListPods(ctx, cs, ns); err != nil {
 			return fmt.Errorf("-provider kubernetes: %w", err)
+		}
+		if *lbService != "" {
+			r, err := newReplicas(ctx, cs, ns, *lbService, *lbPort, cfg.Balancer.Secret)
+			if err != nil {
+				return fmt.Errorf("-balancer-service: %w", err)
+			}
+			defer r.Close()
+			rtr = r
 		}
 		p, err := kubernetes.New(cs, kubernetes.Options{Name: *mgrName, Namespace: ns, StopTimeout: cfg.RemoveTimeout})
 		if err != nil {
