@@ -59,8 +59,10 @@
 // then gets the version that is short); languages proceed in parallel.
 // Operations block on I/O while machines start (bounded by StartTimeout)
 // and honour ctx. Run owns the background work (health checks, exit
-// events, retries, periodic resync, the router's generation, metrics,
-// automatic mode) and must run for the manager to notice failures; it
+// events, the router's generation, metrics, automatic mode, and the
+// passes: an internal/reconcile engine keyed by language, woken by those
+// events, resynced every ResyncInterval, retrying a failed language with
+// backoff) and must run for the manager to notice failures; it
 // returns when its ctx is done. A phase change never waits behind a pass
 // that is still creating machines: the pass gives way between two.
 //

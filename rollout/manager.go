@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fleetkit/fleetkit/internal/reconcile"
 	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/health"
@@ -176,7 +177,8 @@ type Options struct {
 	Auto *AutoOptions
 	// Registerer receives the manager's metrics (fleetkit_rollout_:
 	// machines, step_percent, transitions_total, reconcile_errors_total,
-	// machine_create_seconds); nil means no metrics.
+	// machine_create_seconds) and those of its reconcile engine
+	// (fleetkit_reconcile_*, name "rollout"); nil means no metrics.
 	Registerer prometheus.Registerer
 	// Logger receives what the manager does; nil discards it.
 	Logger *slog.Logger
@@ -202,6 +204,8 @@ type Manager struct {
 	opts     Options
 	log      *slog.Logger
 	langs    map[string]*lang // fixed at New
+	// engine reconciles the languages in Run, keyed by name.
+	engine *reconcile.Engine
 
 	// saveMu serializes writes of the state file.
 	saveMu sync.Mutex
@@ -239,8 +243,7 @@ type lang struct {
 	name string
 	spec Language
 	// mu serializes every operation and reconcile of the language.
-	mu   sync.Mutex
-	kick chan struct{}
+	mu sync.Mutex
 	// pending counts the transitions waiting for mu: a reconcile gives way
 	// to them between two machines (an abort must not wait for a pass
 	// that replaces crashing machines of the version it aborts).
@@ -294,8 +297,11 @@ func New(provider machines.Provider, router Router, opts Options) (*Manager, err
 		}
 	}
 	for name, l := range opts.Languages {
-		m.langs[name] = &lang{name: name, spec: l, kick: make(chan struct{}, 1)}
+		m.langs[name] = &lang{name: name, spec: l}
 		m.phases[name] = Phase{Current: l.Version}
+	}
+	if m.engine, err = m.newEngine(); err != nil {
+		return nil, err
 	}
 	if opts.StateFile != "" {
 		saved, err := LoadState(opts.StateFile)
@@ -808,13 +814,11 @@ func (m *Manager) spec(l *lang, version string) (machines.Spec, error) {
 func machineLang(mc machines.Machine) string    { return mc.Labels[linter.LabelLanguage] }
 func machineVersion(mc machines.Machine) string { return mc.Labels[linter.LabelVersion] }
 
-// Kick wakes Run's reconciler of lang; it never blocks.
+// Kick wakes Run's reconciler of lang; it never blocks. Kicks before
+// Run wait for it.
 func (m *Manager) Kick(lang string) {
-	if l, ok := m.langs[lang]; ok {
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
+	if _, ok := m.langs[lang]; ok {
+		m.engine.Enqueue(lang)
 	}
 }
 
