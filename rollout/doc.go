@@ -50,7 +50,8 @@
 // /history, and an HTML status page at / (charts, verdicts, ejected
 // backends, promote/abort/rollback buttons). Every mutating call must be declared
 // application/json, and carry HandlerOptions.Secret when one is set.
-// Config is the YAML or JSON file the service reads.
+// The YAML configuration file of the machine-manager binary lives with
+// it (examples/machine-manager/internal/config); this package takes Options.
 //
 // # Concurrency
 //

@@ -107,6 +107,49 @@ type Language struct {
 	Versions map[string]VersionSpec
 }
 
+// VersionSpec says how to run one version: Image for the docker and
+// kubernetes providers, Command (and Args, Env) for the process provider.
+type VersionSpec struct {
+	// Image is the container image (docker, kubernetes).
+	Image string `json:"image,omitempty"`
+	// Command is the program (process): a path, or a name looked up in PATH.
+	Command string `json:"command,omitempty"`
+	// Args are the arguments; nil means the linter's command line
+	// (linter.Args: -language, -version, -addr). {language} and {version}
+	// are replaced by the manager, {addr} and {port} by the provider.
+	Args []string `json:"args,omitempty"`
+	// Env is added to the machine's environment.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Validate checks language name's settings; the error wraps
+// ErrInvalidConfig and names the setting (languages.<name>.…).
+func (l Language) Validate(name string) error {
+	if name == "" || strings.ContainsAny(name, "/ \t\n") {
+		return fmt.Errorf("%w: language name %q is empty or has a slash or space", ErrInvalidConfig, name)
+	}
+	if len(l.Versions) == 0 {
+		return fmt.Errorf("%w: languages.%s.versions is empty", ErrInvalidConfig, name)
+	}
+	if l.Version == "" {
+		return fmt.Errorf("%w: languages.%s.version (the version to run before any update) is empty", ErrInvalidConfig, name)
+	}
+	if _, ok := l.Versions[l.Version]; !ok {
+		return fmt.Errorf("%w: languages.%s.version %q is not one of its versions (%s)", ErrInvalidConfig, name, l.Version,
+			strings.Join(slices.Sorted(maps.Keys(l.Versions)), ", "))
+	}
+	for _, v := range slices.Sorted(maps.Keys(l.Versions)) {
+		s := l.Versions[v]
+		if v == "" {
+			return fmt.Errorf("%w: languages.%s has an empty version name", ErrInvalidConfig, name)
+		}
+		if s.Image == "" && s.Command == "" {
+			return fmt.Errorf("%w: languages.%s.versions.%s needs an image (docker) or a command (process)", ErrInvalidConfig, name, v)
+		}
+	}
+	return nil
+}
+
 // Options configure a Manager. Languages is required; every other zero
 // field means its documented default.
 type Options struct {
@@ -340,7 +383,7 @@ func (o *Options) normalize() error {
 		return fmt.Errorf("%w: no languages", ErrInvalidConfig)
 	}
 	for name, l := range o.Languages {
-		if err := LanguageConfig(l).validate(name); err != nil {
+		if err := l.Validate(name); err != nil {
 			return err
 		}
 	}
