@@ -50,7 +50,8 @@
 // /history, and an HTML status page at / (charts, verdicts, ejected
 // backends, promote/abort/rollback buttons). Every mutating call must be declared
 // application/json, and carry HandlerOptions.Secret when one is set.
-// Config is the YAML or JSON file the service reads.
+// The YAML configuration file of the machine-manager binary lives with
+// it (examples/machine-manager/internal/config); this package takes Options.
 //
 // # Concurrency
 //
@@ -59,8 +60,10 @@
 // then gets the version that is short); languages proceed in parallel.
 // Operations block on I/O while machines start (bounded by StartTimeout)
 // and honour ctx. Run owns the background work (health checks, exit
-// events, retries, periodic resync, the router's generation, metrics,
-// automatic mode) and must run for the manager to notice failures; it
+// events, the router's generation, metrics, automatic mode, and the
+// passes: an internal/reconcile engine keyed by language, woken by those
+// events, resynced every ResyncInterval, retrying a failed language with
+// backoff) and must run for the manager to notice failures; it
 // returns when its ctx is done. A phase change never waits behind a pass
 // that is still creating machines: the pass gives way between two.
 //

@@ -8,7 +8,8 @@ import (
 // Errors returned by this package. The HTTP handler maps them to statuses
 // in one place (see writeError); callers test them with errors.Is.
 var (
-	// ErrInvalidConfig wraps every reason a Config or Options is refused.
+	// ErrInvalidConfig wraps every reason Options are refused (and those
+	// of a configuration file that builds them).
 	ErrInvalidConfig = errors.New("rollout: invalid configuration")
 	// ErrInvalidRequest is a request with a missing or malformed field. HTTP 400.
 	ErrInvalidRequest = errors.New("rollout: invalid request")

@@ -43,11 +43,26 @@ func TestRouterRestartIsReasserted(t *testing.T) {
 }
 
 // hideGeneration is a Router without a Generation: the manager only
-// notices a change at its resync.
-type hideGeneration struct{ *rollouttest.Router }
+// notices a change at its resync. (Embedding *rollouttest.Router would
+// promote its Generation.)
+type hideGeneration struct{ r *rollouttest.Router }
+
+var _ rollout.RouterReader = hideGeneration{}
+
+func (h hideGeneration) AddBackend(ctx context.Context, lang, version, uri string) error {
+	return h.r.AddBackend(ctx, lang, version, uri)
+}
+
+func (h hideGeneration) RemoveBackend(ctx context.Context, uri string) error {
+	return h.r.RemoveBackend(ctx, uri)
+}
+
+func (h hideGeneration) SetRatio(ctx context.Context, lang string, ratio map[string]int) error {
+	return h.r.SetRatio(ctx, lang, ratio)
+}
 
 func (h hideGeneration) Routes(ctx context.Context, lang string) (map[string]string, map[string]int, error) {
-	return h.Router.Routes(ctx, lang)
+	return h.r.Routes(ctx, lang)
 }
 
 // The manager notices a restarted router within RouterCheckInterval

@@ -205,13 +205,7 @@ func (f *fixture) count(lang string) map[string]int {
 // eventually polls cond every 10ms until it holds or 10s pass.
 func eventually(t *testing.T, cond func() bool, format string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: "+format, args...)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	require.Eventuallyf(t, cond, 10*time.Second, 10*time.Millisecond, "timed out waiting: "+format, args...)
 }
 
 // uri is the router's name of a machine address.

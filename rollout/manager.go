@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fleetkit/fleetkit/internal/reconcile"
 	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/health"
@@ -106,6 +107,49 @@ type Language struct {
 	Versions map[string]VersionSpec
 }
 
+// VersionSpec says how to run one version: Image for the docker and
+// kubernetes providers, Command (and Args, Env) for the process provider.
+type VersionSpec struct {
+	// Image is the container image (docker, kubernetes).
+	Image string `json:"image,omitempty"`
+	// Command is the program (process): a path, or a name looked up in PATH.
+	Command string `json:"command,omitempty"`
+	// Args are the arguments; nil means the linter's command line
+	// (linter.Args: -language, -version, -addr). {language} and {version}
+	// are replaced by the manager, {addr} and {port} by the provider.
+	Args []string `json:"args,omitempty"`
+	// Env is added to the machine's environment.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Validate checks language name's settings; the error wraps
+// ErrInvalidConfig and names the setting (languages.<name>.…).
+func (l Language) Validate(name string) error {
+	if name == "" || strings.ContainsAny(name, "/ \t\n") {
+		return fmt.Errorf("%w: language name %q is empty or has a slash or space", ErrInvalidConfig, name)
+	}
+	if len(l.Versions) == 0 {
+		return fmt.Errorf("%w: languages.%s.versions is empty", ErrInvalidConfig, name)
+	}
+	if l.Version == "" {
+		return fmt.Errorf("%w: languages.%s.version (the version to run before any update) is empty", ErrInvalidConfig, name)
+	}
+	if _, ok := l.Versions[l.Version]; !ok {
+		return fmt.Errorf("%w: languages.%s.version %q is not one of its versions (%s)", ErrInvalidConfig, name, l.Version,
+			strings.Join(slices.Sorted(maps.Keys(l.Versions)), ", "))
+	}
+	for _, v := range slices.Sorted(maps.Keys(l.Versions)) {
+		s := l.Versions[v]
+		if v == "" {
+			return fmt.Errorf("%w: languages.%s has an empty version name", ErrInvalidConfig, name)
+		}
+		if s.Image == "" && s.Command == "" {
+			return fmt.Errorf("%w: languages.%s.versions.%s needs an image (docker) or a command (process)", ErrInvalidConfig, name, v)
+		}
+	}
+	return nil
+}
+
 // Options configure a Manager. Languages is required; every other zero
 // field means its documented default.
 type Options struct {
@@ -176,7 +220,8 @@ type Options struct {
 	Auto *AutoOptions
 	// Registerer receives the manager's metrics (fleetkit_rollout_:
 	// machines, step_percent, transitions_total, reconcile_errors_total,
-	// machine_create_seconds); nil means no metrics.
+	// machine_create_seconds) and those of its reconcile engine
+	// (fleetkit_reconcile_*, name "rollout"); nil means no metrics.
 	Registerer prometheus.Registerer
 	// Logger receives what the manager does; nil discards it.
 	Logger *slog.Logger
@@ -202,6 +247,8 @@ type Manager struct {
 	opts     Options
 	log      *slog.Logger
 	langs    map[string]*lang // fixed at New
+	// engine reconciles the languages in Run, keyed by name.
+	engine *reconcile.Engine
 
 	// saveMu serializes writes of the state file.
 	saveMu sync.Mutex
@@ -239,8 +286,7 @@ type lang struct {
 	name string
 	spec Language
 	// mu serializes every operation and reconcile of the language.
-	mu   sync.Mutex
-	kick chan struct{}
+	mu sync.Mutex
 	// pending counts the transitions waiting for mu: a reconcile gives way
 	// to them between two machines (an abort must not wait for a pass
 	// that replaces crashing machines of the version it aborts).
@@ -294,8 +340,11 @@ func New(provider machines.Provider, router Router, opts Options) (*Manager, err
 		}
 	}
 	for name, l := range opts.Languages {
-		m.langs[name] = &lang{name: name, spec: l, kick: make(chan struct{}, 1)}
+		m.langs[name] = &lang{name: name, spec: l}
 		m.phases[name] = Phase{Current: l.Version}
+	}
+	if m.engine, err = m.newEngine(); err != nil {
+		return nil, err
 	}
 	if opts.StateFile != "" {
 		saved, err := LoadState(opts.StateFile)
@@ -334,7 +383,7 @@ func (o *Options) normalize() error {
 		return fmt.Errorf("%w: no languages", ErrInvalidConfig)
 	}
 	for name, l := range o.Languages {
-		if err := LanguageConfig(l).validate(name); err != nil {
+		if err := l.Validate(name); err != nil {
 			return err
 		}
 	}
@@ -808,13 +857,11 @@ func (m *Manager) spec(l *lang, version string) (machines.Spec, error) {
 func machineLang(mc machines.Machine) string    { return mc.Labels[linter.LabelLanguage] }
 func machineVersion(mc machines.Machine) string { return mc.Labels[linter.LabelVersion] }
 
-// Kick wakes Run's reconciler of lang; it never blocks.
+// Kick wakes Run's reconciler of lang; it never blocks. Kicks before
+// Run wait for it.
 func (m *Manager) Kick(lang string) {
-	if l, ok := m.langs[lang]; ok {
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
+	if _, ok := m.langs[lang]; ok {
+		m.engine.Enqueue(lang)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,13 +35,21 @@ func TestPageInBrowser(t *testing.T) {
 	// Traffic that grows, so every sample differs from the last.
 	feed, stopFeed := context.WithCancel(ctx)
 	defer stopFeed()
-	go func() {
-		for n := 1; feed.Err() == nil; n++ {
+	var feeding sync.WaitGroup
+	defer func() { stopFeed(); feeding.Wait() }()
+	feeding.Go(func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for n := 1; ; n++ {
 			src.serve("1.0", 10*n, 0, 5*time.Millisecond)
 			src.serve("2.0", n, n%2, time.Duration(n)*time.Millisecond)
-			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-feed.Done():
+				return
+			case <-tick.C:
+			}
 		}
-	}()
+	})
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-gpu", true))
@@ -64,13 +73,10 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, text, "Updating 1.0 → 2.0: step 1 of 5")
 	assert.Contains(t, text, "requests/s")
 
-	deadline := time.Now().Add(30 * time.Second)
-	for moved := first; moved.Value == first.Value; {
-		require.True(t, time.Now().Before(deadline), "the chart did not move: %q", first.Value)
-		time.Sleep(200 * time.Millisecond)
-		moved, err = chromedp.Run(bctx, chromedp.AttributeValue(line, "points"))
-		require.NoError(t, err)
-	}
+	require.Eventually(t, func() bool {
+		moved, err := chromedp.Run(bctx, chromedp.AttributeValue(line, "points"))
+		return err == nil && moved.Value != first.Value
+	}, 30*time.Second, 200*time.Millisecond, "the chart did not move: %q", first.Value)
 
 	const promote = `section[data-lang="python"] button[data-op="update"]`
 	require.NoError(t, chromedp.Do(bctx, chromedp.Click(promote)))

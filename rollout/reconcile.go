@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fleetkit/fleetkit/internal/reconcile"
 	"github.com/fleetkit/fleetkit/machines"
 	"github.com/fleetkit/fleetkit/machines/health"
 )
@@ -507,11 +508,14 @@ func (m *Manager) setRatio(ctx context.Context, lang string, force bool) error {
 }
 
 // Run runs the health checker, watches machine exits (when the provider
-// is a machines.Watcher), reconciles every language at once, whenever woken
-// and every ResyncInterval (retrying failures with backoff), and runs the
-// automatic mode when enabled. It blocks until ctx is done and returns nil
-// then. Run may be called once.
+// is a machines.Watcher), runs the reconcile engine (every language at
+// once, whenever woken and every ResyncInterval, failures retried with a
+// per-language backoff), and runs the automatic mode when enabled. It
+// blocks until ctx is done and returns nil then. Run may be called once.
 func (m *Manager) Run(ctx context.Context) error {
+	m.mu.Lock()
+	clear(m.ratios) // set every ratio again at start
+	m.mu.Unlock()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		_ = m.checker.Run(ctx)
@@ -531,12 +535,9 @@ func (m *Manager) Run(ctx context.Context) error {
 			}
 		})
 	}
-	for _, l := range m.langs {
-		g.Go(func() error {
-			m.loop(ctx, l)
-			return nil
-		})
-	}
+	// The engine lists the languages when it starts and every
+	// ResyncInterval; Kick enqueues one.
+	g.Go(func() error { return m.engine.Run(ctx) })
 	if rg, ok := m.router.(RouterGeneration); ok {
 		g.Go(func() error {
 			m.watchRouter(ctx, rg)
@@ -558,41 +559,40 @@ func (m *Manager) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
-// loop reconciles l at once, when kicked and every ResyncInterval.
-func (m *Manager) loop(ctx context.Context, l *lang) {
-	m.mu.Lock()
-	delete(m.ratios, l.name) // set the ratio again at start
-	m.mu.Unlock()
-	t := time.NewTimer(0)
-	defer t.Stop()
-	var backoff time.Duration
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-l.kick:
-		case <-t.C:
-		}
-		next := m.opts.ResyncInterval
-		err := m.Reconcile(ctx, l.name)
-		if errors.Is(err, errPreempted) {
-			err = nil // the transition that preempted it reconciles
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			if m.metrics != nil {
-				m.metrics.reconcileErr.WithLabelValues(l.name).Inc()
-			}
-			backoff = min(max(2*backoff, 500*time.Millisecond), 30*time.Second)
-			next = backoff
-			m.log.Warn("reconcile failed; retrying", "lang", l.name, "in", backoff, "err", err)
-		} else {
-			backoff = 0
-		}
-		t.Reset(next)
+// Backoff of a language whose reconcile failed, in the engine.
+const (
+	retryBase = 500 * time.Millisecond
+	retryMax  = 30 * time.Second
+)
+
+// newEngine returns the engine that runs Reconcile for each language.
+func (m *Manager) newEngine() (*reconcile.Engine, error) {
+	e, err := reconcile.New(reconcile.Func(m.reconcileKey), reconcile.Options{
+		Name:        "rollout",
+		Concurrency: len(m.langs), // languages proceed in parallel
+		BaseBackoff: retryBase,
+		MaxBackoff:  retryMax,
+		List:        func(context.Context) ([]string, error) { return m.Languages(), nil },
+		Resync:      m.opts.ResyncInterval,
+		Registerer:  m.opts.Registerer,
+		Logger:      m.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
+	return e, nil
+}
+
+// reconcileKey is the engine's Reconciler: one pass over a language.
+func (m *Manager) reconcileKey(ctx context.Context, lang string) (reconcile.Result, error) {
+	err := m.Reconcile(ctx, lang)
+	if err == nil || errors.Is(err, errPreempted) {
+		return reconcile.Result{}, nil // a preempting transition reconciles
+	}
+	if ctx.Err() == nil && m.metrics != nil {
+		m.metrics.reconcileErr.WithLabelValues(lang).Inc()
+	}
+	return reconcile.Result{}, err
 }
 
 // watchRouter reads the router's generation every RouterCheckInterval and

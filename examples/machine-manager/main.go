@@ -6,7 +6,7 @@
 //
 //	machine-manager -config machine-manager.yaml -provider process -addr 127.0.0.1:5000
 //
-// The configuration file (YAML or JSON) is described by rollout.Config;
+// The configuration file (YAML or JSON) is described by internal/config.File;
 // example.yaml next to this file is a complete one. The API is the wire
 // contract's machine manager (/create, /remove, /delete, /init-update,
 // /update, /rollback, /status) plus an HTML status page at / and the
@@ -57,6 +57,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/balancer"
+	"github.com/fleetkit/fleetkit/examples/machine-manager/internal/config"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
 	"github.com/fleetkit/fleetkit/internal/kubeconfig"
 	"github.com/fleetkit/fleetkit/internal/secret"
@@ -90,7 +91,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	var (
 		addr         = fs.String("addr", "127.0.0.1:5000", "listen address HOST:PORT of the API")
 		provider     = fs.String("provider", "docker", "what a machine is: docker (containers), process (local processes) or kubernetes (Pods)")
-		config       = fs.String("config", "", "configuration file, YAML or JSON (required)")
+		configFile   = fs.String("config", "", "configuration file, YAML or JSON (required)")
 		mgrName      = fs.String("name", rollout.DefaultName, "this manager's name: its machines are labelled with it, and a restarted manager with the same name finds them again")
 		verbose      = fs.Bool("v", false, "log debug messages (and, without a machines file, the machines' output)")
 		apiFile      = fs.String("secret-file", "", "file holding the API secret that every mutating call must carry in the X-Secret-Key header (default: $FLEETKIT_MANAGER_SECRET); required to listen beyond loopback. The balancer's secret is in the configuration (balancer.secret_file)")
@@ -119,7 +120,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if !teardown && apiSecret == "" && !secret.Loopback(*addr) {
 		return fmt.Errorf("-addr %s is reachable beyond this machine: give an API secret (-secret-file or $FLEETKIT_MANAGER_SECRET), or listen on loopback", *addr)
 	}
-	if *config == "" {
+	if *configFile == "" {
 		return errors.New("-config is required (see examples/machine-manager/example.yaml)")
 	}
 	level := slog.LevelInfo
@@ -128,7 +129,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	cfg, err := rollout.LoadConfig(*config)
+	cfg, err := config.Load(*configFile)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		return err
 	}
 	if cfg.Balancer.Address == "" {
-		return fmt.Errorf("%s: balancer.address is required: the manager drives the balancer's admin API", *config)
+		return fmt.Errorf("%s: balancer.address is required: the manager drives the balancer's admin API", *configFile)
 	}
 	client, err := balancer.NewClient(cfg.Balancer.Address, cfg.Balancer.Secret, balancer.ClientOptions{})
 	if err != nil {
@@ -243,7 +244,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		return err
 	}
 
-	log.Info("machine manager listening", "addr", ln.Addr().String(), "provider", *provider, "config", *config)
+	log.Info("machine manager listening", "addr", ln.Addr().String(), "provider", *provider, "config", *configFile)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return mgr.Run(ctx) })
 	g.Go(func() error { return httpserver.Run(ctx, httpserver.New(mux), ln, 0) })

@@ -5,12 +5,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetkit/fleetkit/rollout"
+	"github.com/fleetkit/fleetkit/examples/machine-manager/internal/config"
 )
 
 // The shipped example configuration is valid for both providers.
 func TestExampleConfig(t *testing.T) {
-	cfg, err := rollout.LoadConfig("example.yaml")
+	cfg, err := config.Load("example.yaml")
 	require.NoError(t, err)
 	require.NoError(t, cfg.RequireRunnable("docker"))
 	require.NoError(t, cfg.RequireRunnable("process"))

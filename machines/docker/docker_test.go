@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 	code := testenv.Run(m)
 	images.removeAll()
 	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testenv.CheckLeaks(code))
 }
 
 // imageSet builds the linter images of this run once each and removes

@@ -32,7 +32,8 @@ import (
 // cluster is the real single-node cluster the tests run Pods on.
 var cluster kubetest.Cluster
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// Run stops the cluster (an AtExit function) before the leak check.
+func TestMain(m *testing.M) { os.Exit(testenv.CheckLeaks(testenv.Run(m))) }
 
 // images are the linter images of scripts/build-images.sh the tests run.
 var images = []string{"fleetkit/linter:1.0", "fleetkit/linter:1.2", "fleetkit/linter:2.0"}

@@ -271,7 +271,11 @@ func testRemoveIdempotent(t *testing.T, s *suite) {
 }
 
 func testAdoption(t *testing.T, s *suite) {
-	first := s.provider(t)
+	// Not s.provider: its cleanup would use first after Close (a Docker
+	// client reopens a connection nobody closes). second, of the same
+	// name, removes first's machines.
+	first := s.h.New(t, s.name)
+	t.Cleanup(func() { closeProvider(first) })
 	m, err := first.Create(t.Context(), s.spec(t, "1.0", map[string]string{"suite": "conformance"}))
 	require.NoError(t, err)
 	closeProvider(first)

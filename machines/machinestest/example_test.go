@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
-	"time"
 
 	"github.com/fleetkit/fleetkit/linter"
 	"github.com/fleetkit/fleetkit/machines"
@@ -24,7 +24,7 @@ func Example() {
 	exited := make(chan machines.Event, 1)
 	go func() { _ = p.Watch(ctx, func(e machines.Event) { exited <- e }) }()
 	for p.Watchers() == 0 { // a Watch reports exits from its start on
-		time.Sleep(time.Millisecond)
+		runtime.Gosched()
 	}
 
 	// The fake reads the linter's command line, as the linter does.

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	bin = linterbin.New(dir)
 	code := testenv.Run(m)
 	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testenv.CheckLeaks(code))
 }
 
 func newProvider(t testing.TB, opts process.Options) *process.Provider {

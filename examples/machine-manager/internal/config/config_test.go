@@ -1,4 +1,4 @@
-package rollout_test
+package config_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fleetkit/fleetkit/examples/machine-manager/internal/config"
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
@@ -47,8 +48,8 @@ const goodJSON = `{
   "languages": {"python": {"version": "1.0", "versions": {"1.0": {"command": "linter"}}}}
 }`
 
-func TestParseConfig(t *testing.T) {
-	c, err := rollout.ParseConfig([]byte(goodYAML))
+func TestParse(t *testing.T) {
+	c, err := config.Parse([]byte(goodYAML))
 	require.NoError(t, err)
 	assert.Equal(t, 20*time.Second, c.StartTimeout)
 	assert.Equal(t, 500*time.Millisecond, c.Health.Timeout)
@@ -64,12 +65,12 @@ func TestParseConfig(t *testing.T) {
 	assert.Equal(t, "/tmp/state.json", o.StateFile)
 	assert.Nil(t, o.Auto)
 
-	c, err = rollout.ParseConfig([]byte(goodJSON))
+	c, err = config.Parse([]byte(goodJSON))
 	require.NoError(t, err)
 	assert.Equal(t, "linter", c.Languages["python"].Versions["1.0"].Command)
 }
 
-func TestParseConfigErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	lang := "languages: {python: {version: '1.0', versions: {'1.0': {command: linter}}}}\n"
 	tests := []struct {
 		name, yaml, err string
@@ -93,55 +94,55 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := rollout.ParseConfig([]byte(tt.yaml))
+			_, err := config.Parse([]byte(tt.yaml))
 			require.ErrorIs(t, err, rollout.ErrInvalidConfig)
 			assert.Contains(t, err.Error(), tt.err)
 		})
 	}
 }
 
-func TestLoadConfig(t *testing.T) {
+func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mm.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(goodYAML), 0o600))
-	_, err := rollout.LoadConfig(path)
+	_, err := config.Load(path)
 	require.NoError(t, err)
 
-	_, err = rollout.LoadConfig(filepath.Join(dir, "missing.yaml"))
+	_, err = config.Load(filepath.Join(dir, "missing.yaml"))
 	require.ErrorIs(t, err, rollout.ErrInvalidConfig)
 
 	bad := filepath.Join(dir, "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte(strings.Replace(goodYAML, "threshold: 2", "threshold: two", 1)), 0o600))
-	_, err = rollout.LoadConfig(bad)
+	_, err = config.Load(bad)
 	require.ErrorIs(t, err, rollout.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), bad, "the error names the file")
 }
 
-// TestConfigSecretFile: the balancer's secret may live in a file of its
+// TestSecretFile: the balancer's secret may live in a file of its
 // own (relative to the configuration), not in the configuration.
-func TestConfigSecretFile(t *testing.T) {
+func TestSecretFile(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "secret"), []byte("  from-a-file\n"), 0o600))
 	cfg := filepath.Join(dir, "mm.yaml")
 	body := "languages: {python: {version: '1.0', versions: {'1.0': {command: linter}}}}\nmax_machines_per_language: 4\nmax_machines: -1\n"
 	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: secret}\n"), 0o600))
-	c, err := rollout.LoadConfig(cfg)
+	c, err := config.Load(cfg)
 	require.NoError(t, err)
 	assert.Equal(t, "from-a-file", c.Balancer.Secret)
 	assert.Equal(t, 4, c.Options().MaxMachinesPerLanguage)
 	assert.Equal(t, -1, c.Options().MaxMachines)
 
 	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: missing}\n"), 0o600))
-	_, err = rollout.LoadConfig(cfg)
+	_, err = config.Load(cfg)
 	assert.ErrorIs(t, err, rollout.ErrInvalidConfig)
 	require.NoError(t, os.WriteFile(cfg, []byte(body+"balancer: {address: 'http://127.0.0.1:8080', secret_file: secret, secret: x}\n"), 0o600))
-	_, err = rollout.LoadConfig(cfg)
+	_, err = config.Load(cfg)
 	assert.ErrorContains(t, err, "both set")
 }
 
-// TestConfigScrapesWithTheBalancerSecret: the automatic mode's scrape of
+// TestScrapesWithTheBalancerSecret: the automatic mode's scrape of
 // a balancer's /metrics gives the balancer's secret — to that host only.
-func TestConfigScrapesWithTheBalancerSecret(t *testing.T) {
+func TestScrapesWithTheBalancerSecret(t *testing.T) {
 	var seen []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.Header.Get("X-Secret-Key"))
@@ -160,7 +161,7 @@ func TestConfigScrapesWithTheBalancerSecret(t *testing.T) {
 		{srv.URL, true},
 		{"http://127.0.0.2:1", false}, // another host: no secret sent
 	} {
-		c, err := rollout.ParseConfig([]byte(lang + fmt.Sprintf("balancer: {address: %q, secret: s3cret}\nauto: {enabled: true, metrics_url: %q}\n", tt.balancer, srv.URL+"/metrics")))
+		c, err := config.Parse([]byte(lang + fmt.Sprintf("balancer: {address: %q, secret: s3cret}\nauto: {enabled: true, metrics_url: %q}\n", tt.balancer, srv.URL+"/metrics")))
 		require.NoError(t, err)
 		got, err := c.Options().Metrics.Sample(context.Background(), "python")
 		if tt.ok {

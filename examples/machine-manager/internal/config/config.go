@@ -1,4 +1,7 @@
-package rollout
+// Package config is the machine manager's configuration file: YAML (or
+// JSON) read, validated and turned into rollout.Options. It belongs to the
+// example binary; the rollout package knows only its Options.
+package config
 
 import (
 	"bytes"
@@ -16,11 +19,14 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fleetkit/fleetkit/rollout"
 )
 
-// Config is the machine manager's configuration file, YAML or JSON (JSON is
+// File is the machine manager's configuration file, YAML or JSON (JSON is
 // YAML). It is read and validated at start and never written. Durations
-// are Go durations ("5s", "1m30s"). Example:
+// are Go durations ("5s", "1m30s"). Every error wraps
+// rollout.ErrInvalidConfig. Example:
 //
 //	start_timeout: 30s
 //	remove_timeout: 10s
@@ -37,47 +43,47 @@ import (
 //	    versions:
 //	      "1.0": {image: "fleetkit/linter:1.0", command: "linter"}
 //	      "2.0": {image: "fleetkit/linter:2.0", command: "linter"}
-type Config struct {
+type File struct {
 	// StartTimeout bounds the creation of a machine until it is healthy;
-	// 0 means DefaultStartTimeout.
+	// 0 means rollout.DefaultStartTimeout.
 	StartTimeout time.Duration `yaml:"start_timeout"`
 	// RemoveTimeout bounds the removal of a machine; 0 means
-	// DefaultRemoveTimeout.
+	// rollout.DefaultRemoveTimeout.
 	RemoveTimeout time.Duration `yaml:"remove_timeout"`
 	// UpdateSteps are the new version's percentages; empty means
-	// DefaultSteps.
+	// rollout.DefaultSteps.
 	UpdateSteps []int `yaml:"update_steps"`
 	// Health tunes the health checks of the machines.
-	Health HealthConfig `yaml:"health"`
+	Health Health `yaml:"health"`
 	// ReplaceUnhealthy replaces a machine that became unhealthy instead of
 	// only keeping it out of the balancer (off by default, as the seed says).
 	ReplaceUnhealthy bool `yaml:"replace_unhealthy"`
 	// MaxMachinesPerLanguage and MaxMachines cap the live machines /create
-	// makes (409 beyond); 0 means DefaultMaxMachinesPerLanguage and
-	// DefaultMaxMachines, a negative value no cap.
+	// makes (409 beyond); 0 means rollout's defaults, a negative value no
+	// cap.
 	MaxMachinesPerLanguage int `yaml:"max_machines_per_language"`
 	MaxMachines            int `yaml:"max_machines"`
 	// StateFile is where the rollout phases are kept across restarts; ""
 	// keeps them in memory only.
 	StateFile string `yaml:"state_file"`
 	// Balancer is the load balancer's admin API.
-	Balancer BalancerConfig `yaml:"balancer"`
+	Balancer Balancer `yaml:"balancer"`
 	// Languages maps each language to its versions. At least one.
-	Languages map[string]LanguageConfig `yaml:"languages"`
+	Languages map[string]Language `yaml:"languages"`
 	// Auto configures the automatic mode; off unless Enabled.
-	Auto AutoConfig `yaml:"auto"`
+	Auto Auto `yaml:"auto"`
 }
 
-// HealthConfig tunes the health checks; zero fields mean the defaults of
+// Health tunes the health checks; zero fields mean the defaults of
 // machines/health (5s, 2s, 1 failure).
-type HealthConfig struct {
+type Health struct {
 	Interval  time.Duration `yaml:"interval"`
 	Timeout   time.Duration `yaml:"timeout"`
 	Threshold int           `yaml:"threshold"`
 }
 
-// BalancerConfig locates the balancer's admin API.
-type BalancerConfig struct {
+// Balancer locates the balancer's admin API.
+type Balancer struct {
 	// Address is the admin API's base URL, "http://127.0.0.1:8080".
 	Address string `yaml:"address"`
 	// Secret is the admin secret. Prefer SecretFile (or the
@@ -85,11 +91,10 @@ type BalancerConfig struct {
 	// readable by the manager only.
 	Secret string `yaml:"secret"`
 	// SecretFile is a file holding the admin secret (surrounding white
-	// space ignored), read by LoadConfig; relative to the configuration
-	// file.
+	// space ignored), read by Load; relative to the configuration file.
 	SecretFile string `yaml:"secret_file"`
 	// RatioTotal is the sum the balancer wants weights to have; 0 means
-	// DefaultRatioTotal.
+	// rollout.DefaultRatioTotal.
 	RatioTotal int `yaml:"ratio_total"`
 	// MetricsURL is the balancer's Prometheus endpoint
 	// ("http://127.0.0.1:8081/metrics"): with it the manager keeps the last
@@ -97,37 +102,30 @@ type BalancerConfig struct {
 	// (the page's charts), which the automatic mode judges.
 	MetricsURL string `yaml:"metrics_url"`
 	// SampleInterval is how often MetricsURL is read; 0 means
-	// DefaultSampleInterval.
+	// rollout.DefaultSampleInterval.
 	SampleInterval time.Duration `yaml:"sample_interval"`
 }
 
-// LanguageConfig is one language of the fleet.
-type LanguageConfig struct {
+// Language is one language of the fleet (rollout.Language).
+type Language struct {
 	// Version is the version machines run before any update (the state
 	// file, once written, takes precedence).
 	Version string `yaml:"version"`
 	// Versions maps every version that may run to how to run it.
-	Versions map[string]VersionSpec `yaml:"versions"`
+	Versions map[string]Version `yaml:"versions"`
 }
 
-// VersionSpec says how to run one version: Image for the docker provider,
-// Command (and Args, Env) for the process provider.
-type VersionSpec struct {
-	// Image is the container image (docker).
-	Image string `yaml:"image" json:"image,omitempty"`
-	// Command is the program (process): a path, or a name looked up in PATH.
-	Command string `yaml:"command" json:"command,omitempty"`
-	// Args are the arguments; nil means the linter's command line
-	// (linter.Args: -language, -version, -addr). {language} and {version}
-	// are replaced by the manager, {addr} and {port} by the provider.
-	Args []string `yaml:"args" json:"args,omitempty"`
-	// Env is added to the machine's environment.
-	Env map[string]string `yaml:"env" json:"env,omitempty"`
+// Version says how to run one version (rollout.VersionSpec).
+type Version struct {
+	Image   string            `yaml:"image"`
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
 }
 
-// AutoConfig configures the automatic mode (see AutoOptions). Rates and
+// Auto configures the automatic mode (see rollout.AutoOptions). Rates and
 // latency come from the balancer's metrics (balancer.metrics_url).
-type AutoConfig struct {
+type Auto struct {
 	Enabled bool `yaml:"enabled"`
 	// MetricsURL is the balancer's Prometheus endpoint; an older spelling
 	// of balancer.metrics_url, used when that is empty.
@@ -149,13 +147,13 @@ type AutoConfig struct {
 	MaxMachineFailures int `yaml:"max_machine_failures"`
 }
 
-// LoadConfig reads and validates the configuration file at path.
-func LoadConfig(path string) (*Config, error) {
+// Load reads and validates the configuration file at path.
+func Load(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %v", rollout.ErrInvalidConfig, err)
 	}
-	c, err := ParseConfig(b)
+	c, err := Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -165,26 +163,26 @@ func LoadConfig(path string) (*Config, error) {
 		}
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w: balancer.secret_file: %v", path, ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%s: %w: balancer.secret_file: %v", path, rollout.ErrInvalidConfig, err)
 		}
 		if c.Balancer.Secret = strings.TrimSpace(string(b)); c.Balancer.Secret == "" {
-			return nil, fmt.Errorf("%s: %w: balancer.secret_file %s is empty", path, ErrInvalidConfig, f)
+			return nil, fmt.Errorf("%s: %w: balancer.secret_file %s is empty", path, rollout.ErrInvalidConfig, f)
 		}
 	}
 	return c, nil
 }
 
-// ParseConfig decodes (YAML or JSON) and validates a configuration.
-// Unknown fields are errors, so a misspelt setting does not go unnoticed.
-func ParseConfig(data []byte) (*Config, error) {
+// Parse decodes (YAML or JSON) and validates a configuration. Unknown
+// fields are errors, so a misspelt setting does not go unnoticed.
+func Parse(data []byte) (*File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	var c Config
+	var c File
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%w: the file is empty", ErrInvalidConfig)
+			return nil, fmt.Errorf("%w: the file is empty", rollout.ErrInvalidConfig)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %v", rollout.ErrInvalidConfig, err)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -192,12 +190,12 @@ func ParseConfig(data []byte) (*Config, error) {
 	return &c, nil
 }
 
-// Validate checks the configuration; every error wraps ErrInvalidConfig
-// and names the setting.
-func (c *Config) Validate() error {
+// Validate checks the configuration; every error wraps
+// rollout.ErrInvalidConfig and names the setting.
+func (c *File) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{rollout.ErrInvalidConfig}, args...)...))
 	}
 	for name, d := range map[string]time.Duration{
 		"start_timeout": c.StartTimeout, "remove_timeout": c.RemoveTimeout,
@@ -213,7 +211,7 @@ func (c *Config) Validate() error {
 		bad("health.threshold is negative (%d)", c.Health.Threshold)
 	}
 	if len(c.UpdateSteps) > 0 {
-		if err := ValidateSteps(c.UpdateSteps); err != nil {
+		if err := rollout.ValidateSteps(c.UpdateSteps); err != nil {
 			errs = append(errs, fmt.Errorf("update_steps: %w", err))
 		}
 	}
@@ -247,50 +245,24 @@ func (c *Config) Validate() error {
 		bad("no languages: set languages.<name>.version and .versions")
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Languages)) {
-		if err := c.Languages[name].validate(name); err != nil {
+		if err := c.Languages[name].rollout().Validate(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (l LanguageConfig) validate(name string) error {
-	if name == "" || strings.ContainsAny(name, "/ \t\n") {
-		return fmt.Errorf("%w: language name %q is empty or has a slash or space", ErrInvalidConfig, name)
-	}
-	if len(l.Versions) == 0 {
-		return fmt.Errorf("%w: languages.%s.versions is empty", ErrInvalidConfig, name)
-	}
-	if l.Version == "" {
-		return fmt.Errorf("%w: languages.%s.version (the version to run before any update) is empty", ErrInvalidConfig, name)
-	}
-	if _, ok := l.Versions[l.Version]; !ok {
-		return fmt.Errorf("%w: languages.%s.version %q is not one of its versions (%s)", ErrInvalidConfig, name, l.Version,
-			strings.Join(slices.Sorted(maps.Keys(l.Versions)), ", "))
-	}
-	for _, v := range slices.Sorted(maps.Keys(l.Versions)) {
-		s := l.Versions[v]
-		if v == "" {
-			return fmt.Errorf("%w: languages.%s has an empty version name", ErrInvalidConfig, name)
-		}
-		if s.Image == "" && s.Command == "" {
-			return fmt.Errorf("%w: languages.%s.versions.%s needs an image (docker) or a command (process)", ErrInvalidConfig, name, v)
-		}
-	}
-	return nil
-}
-
 // RequireRunnable checks that every version has what the named provider
 // needs: an image for "docker" and "kubernetes", a command for "process".
-func (c *Config) RequireRunnable(provider string) error {
+func (c *File) RequireRunnable(provider string) error {
 	for _, name := range slices.Sorted(maps.Keys(c.Languages)) {
 		for _, v := range slices.Sorted(maps.Keys(c.Languages[name].Versions)) {
 			s := c.Languages[name].Versions[v]
 			switch {
 			case (provider == "docker" || provider == "kubernetes") && s.Image == "":
-				return fmt.Errorf("%w: languages.%s.versions.%s has no image; -provider %s needs one", ErrInvalidConfig, name, v, provider)
+				return fmt.Errorf("%w: languages.%s.versions.%s has no image; -provider %s needs one", rollout.ErrInvalidConfig, name, v, provider)
 			case provider == "process" && s.Command == "":
-				return fmt.Errorf("%w: languages.%s.versions.%s has no command; -provider process needs one", ErrInvalidConfig, name, v)
+				return fmt.Errorf("%w: languages.%s.versions.%s has no command; -provider process needs one", rollout.ErrInvalidConfig, name, v)
 			}
 		}
 	}
@@ -298,13 +270,22 @@ func (c *Config) RequireRunnable(provider string) error {
 }
 
 // metricsURL is balancer.metrics_url, else auto.metrics_url.
-func (c *Config) metricsURL() string { return cmp.Or(c.Balancer.MetricsURL, c.Auto.MetricsURL) }
+func (c *File) metricsURL() string { return cmp.Or(c.Balancer.MetricsURL, c.Auto.MetricsURL) }
+
+// rollout returns l as rollout knows it.
+func (l Language) rollout() rollout.Language {
+	vs := make(map[string]rollout.VersionSpec, len(l.Versions))
+	for v, s := range l.Versions {
+		vs[v] = rollout.VersionSpec{Image: s.Image, Command: s.Command, Args: s.Args, Env: s.Env}
+	}
+	return rollout.Language{Version: l.Version, Versions: vs}
+}
 
 // Options returns the Manager options the configuration describes: Metrics
 // scraping balancer.metrics_url when set, and the Auto options only when
 // enabled.
-func (c *Config) Options() Options {
-	o := Options{
+func (c *File) Options() rollout.Options {
+	o := rollout.Options{
 		Steps:                  slices.Clone(c.UpdateSteps),
 		StartTimeout:           c.StartTimeout,
 		RemoveTimeout:          c.RemoveTimeout,
@@ -316,17 +297,17 @@ func (c *Config) Options() Options {
 		MaxMachines:            c.MaxMachines,
 		StateFile:              c.StateFile,
 		RatioTotal:             c.Balancer.RatioTotal,
-		Languages:              make(map[string]Language, len(c.Languages)),
+		Languages:              make(map[string]rollout.Language, len(c.Languages)),
 	}
 	for name, l := range c.Languages {
-		o.Languages[name] = Language{Version: l.Version, Versions: maps.Clone(l.Versions)}
+		o.Languages[name] = l.rollout()
 	}
 	if u := c.metricsURL(); u != "" {
-		o.Metrics = NewBalancerMetrics(NewScrapeGatherer(u, c.scrapeClient()), CounterOptions{})
+		o.Metrics = rollout.NewBalancerMetrics(rollout.NewScrapeGatherer(u, c.scrapeClient()), rollout.CounterOptions{})
 		o.SampleInterval = c.Balancer.SampleInterval
 	}
 	if c.Auto.Enabled {
-		o.Auto = &AutoOptions{
+		o.Auto = &rollout.AutoOptions{
 			StepAfter:          c.Auto.StepAfter,
 			MaxErrorRate:       c.Auto.MaxErrorRate,
 			MaxLatencyRatio:    c.Auto.MaxLatencyRatio,
@@ -342,7 +323,7 @@ func (c *Config) Options() Options {
 // gives the balancer's secret (which a balancer serving /metrics beside its
 // public API asks for) when the URL is on the balancer's host, and nil
 // (the default client) otherwise, so the secret goes nowhere else.
-func (c *Config) scrapeClient() *http.Client {
+func (c *File) scrapeClient() *http.Client {
 	m, err1 := url.Parse(c.metricsURL())
 	b, err2 := url.Parse(c.Balancer.Address)
 	if err1 != nil || err2 != nil || c.Balancer.Secret == "" || m.Host != b.Host || m.Scheme != b.Scheme {

@@ -1,0 +1,9 @@
+package machines_test
+
+import (
+	"testing"
+
+	"github.com/fleetkit/fleetkit/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
