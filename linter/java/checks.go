@@ -32,6 +32,8 @@ type file struct {
 	colLine, colOff int32 // the last position column computed...
 	colN            int   // ...and its 0-based column
 
+	javadocEnds map[int32]bool // 0-based end lines of Javadoc comments, built on first use
+
 	tabs  map[int32][]tabStop // tab stops of lines with tabs, computed once per line
 	steps int                 // bytes measured for columns: counted by the linearity test
 }
@@ -197,7 +199,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {

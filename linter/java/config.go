@@ -309,6 +309,16 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			}
 			delete(props, "format")
 		}
+	case JavadocVariable:
+		known("scope", "private")
+		known("tokens", "ENUM_CONSTANT_DEF")
+	case LeftCurly:
+		known("option", "eol")
+		known("ignoreEnums", "true")
+	case ParenPad:
+		known("option", "nospace")
+	case OperatorWrap:
+		known("option", "nl")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

@@ -41,6 +41,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.next()
 		p.codeDepth++
 		open, n := p.block(blockNormal)
+		p.curly(open, p.blockFirst)
 		p.codeDepth--
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
@@ -83,7 +84,8 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if p.at("{") {
 			p.finalParameters(kind)
 			p.codeDepth++
-			p.block(blockNormal)
+			open, _ := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
 			p.codeDepth--
 		} else {
 			p.semi(p.p - 1)
@@ -136,7 +138,8 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if p.at("{") {
 			p.finalParameters(kind)
 			p.codeDepth++
-			p.block(blockNormal)
+			open, _ := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			if cls != nil && cls.pendingMethod != nil {
 				cls.pendingMethod.hasBody = true
@@ -159,6 +162,10 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	mods.annOK = true
 	p.mods = append(p.mods, mods)
 	fk := p.fieldKind(mods)
+	// JavadocVariable leaves serialVersionUID out.
+	if p.codeDepth == 0 && p.cur().text != "serialVersionUID" {
+		p.fieldDefs = append(p.fieldDefs, int32(pos))
+	}
 	vg = &varGroupInfo{first: int32(start)}
 	last := p.declarators(fk, pos)
 	vg.count = last.count
@@ -496,6 +503,7 @@ func (p *parser) classBody(kind int, name string) {
 	defer func() { p.depth-- }()
 	open := p.p
 	p.ws(open)
+	p.curly(open, curlyNoBreak)
 	p.next()
 	p.bodyKinds = append(p.bodyKinds, kind)
 	p.className = append(p.className, name)
@@ -604,6 +612,9 @@ func (p *parser) enumConstants(open int) int {
 			continue
 		}
 		p.defs = append(p.defs, int32(start))
+		if p.codeDepth == 0 {
+			p.fieldDefs = append(p.fieldDefs, int32(start))
+		}
 		name := p.cur().text
 		p.next()
 		if p.at("(") {

@@ -44,9 +44,14 @@ func (p *parser) expr() int {
 	}
 	p.depth++
 	defer func() { p.depth-- }()
+	ctx := p.assignCtx
+	p.assignCtx = assignNone
 	lhs := p.ternary()
 	if isAssignOp(p.text()) && p.cur().kind == tOp && p.split == 0 {
 		op := p.p
+		if ctx != assignAllowed {
+			p.assigns = append(p.assigns, int32(op))
+		}
 		p.ws(op)
 		p.next()
 		p.expr()
@@ -60,9 +65,11 @@ func (p *parser) ternary() int {
 	if p.at("?") {
 		q := p.p
 		p.ws(q)
+		p.opWraps = append(p.opWraps, int32(q))
 		p.next()
 		p.expr()
 		if p.at(":") {
+			p.opWraps = append(p.opWraps, int32(p.p))
 			p.ws(p.p)
 			p.next()
 			p.expr()
@@ -85,6 +92,7 @@ func (p *parser) binary(minPrec int) int {
 			return left
 		}
 		op := p.p
+		p.opWraps = append(p.opWraps, int32(op))
 		if s == "instanceof" {
 			p.next()
 			mods := p.modifiers()
@@ -101,7 +109,10 @@ func (p *parser) binary(minPrec int) int {
 		}
 		p.ws(op)
 		p.next()
-		p.binary(prec + 1)
+		right := p.binary(prec + 1)
+		if prec != 6 && prec < 10 {
+			p.kids[int32(op)] = [2]int32{int32(left), int32(right)}
+		}
 		left = op
 	}
 }
@@ -113,20 +124,26 @@ func (p *parser) unary() int {
 		case "+", "-", "++", "--", "!", "~":
 			op := p.p
 			p.next()
-			p.unary()
+			operand := p.unary()
+			if t.text == "!" {
+				p.kids[int32(op)] = [2]int32{int32(operand), -1}
+			}
 			return op
 		case "(":
 			if p.isCast() {
 				op := p.p
+				p.castParens = append(p.castParens, int32(op))
 				p.next()
 				p.typ()
 				for p.at("&") {
 					p.ws(p.p)
+					p.opWraps = append(p.opWraps, int32(p.p))
 					p.next()
 					p.typ()
 				}
 				if p.at(")") {
 					p.casts = append(p.casts, int32(p.p))
+					p.castParens = append(p.castParens, int32(p.p))
 				}
 				p.accept(")")
 				p.unary()
@@ -227,8 +244,10 @@ func (p *parser) lambda() int {
 	p.events = append(p.events, event{kind: evLambdaVisit, line: line})
 	p.codeDepth++
 	if p.at("{") {
-		p.block(blockNormal)
+		open, _ := p.block(blockNormal)
+		p.curly(open, p.blockFirst)
 	} else {
+		p.assignCtx = assignAllowed
 		p.expr()
 	}
 	p.codeDepth--
@@ -280,7 +299,8 @@ func (p *parser) primary() int {
 		switch t.text {
 		case "(":
 			p.next()
-			p.expr()
+			inner := p.expr()
+			p.kids[int32(i)] = [2]int32{int32(inner), -1}
 			p.accept(")")
 			return i
 		case "@":

@@ -54,6 +54,11 @@ const (
 	ArrayTypeStyle               = "ArrayTypeStyle"
 	UpperEll                     = "UpperEll"
 	TodoComment                  = "TodoComment"
+	JavadocVariable              = "JavadocVariable"
+	LeftCurly                    = "LeftCurly"
+	ParenPad                     = "ParenPad"
+	OperatorWrap                 = "OperatorWrap"
+	InnerAssignment              = "InnerAssignment"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -68,7 +73,8 @@ var defaultCodes = []string{
 
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
-var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment)
+var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
+	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

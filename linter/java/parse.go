@@ -109,10 +109,56 @@ type parser struct {
 	lastParams  []paramInfo // the parameters params read last
 	finalParams []paramInfo // parameters FinalParameters reports
 
+	fieldDefs   []int32 // AST positions of fields and enum constants outside code (JavadocVariable)
+	curlies     []curly // braces LeftCurly checks
+	blockFirst  int     // the AST position of the first statement of the block just parsed, or -1
+	stmtPos     int     // the AST position of the statement just parsed
+	ownFor      int     // the statement whose stmtPos a branch of statement0 set
+	stmtCtx     int     // what holds the statement about to be parsed (ctxBlock...)
+	inCase      bool    // the statements about to be parsed follow a case label
+	caseBlock   bool    // the block about to be parsed is first in a case group
+	blockAsStmt []int32 // '{' of blocks that are statements (AvoidNestedBlocks); nil when not collected
+	assignCtx   int     // the expression about to be parsed may be an assignment (assignAllowed)
+	assigns     []int32 // assignments InnerAssignment reports, unless in loopConds' idiom
+	loopConds   []int32 // roots of the conditions of while loops
+	// kids are the operands' roots of the logical, bitwise and comparison
+	// operators, of '!' and of parenthesized expressions: the tree
+	// InnerAssignment's loop idiom walks.
+	kids       map[int32][2]int32
+	opWraps    []int32 // operators OperatorWrap checks
+	castParens []int32 // '(' and ')' of casts, which ParenPad leaves to TypecastParenPad
+	noPad      []int32 // parens of for loops next to an empty init or iterator
+	forExprs   bool    // the expression list about to be parsed is a for loop's init or iterator
+
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
 	codeDepth int      // >0 inside a method, constructor, initializer or lambda
 	noLambda  int      // >0 while parsing case labels, where '->' ends the label
+}
+
+// Statement contexts, for InnerAssignment.
+const (
+	ctxNone    = iota
+	ctxBlock   // directly in a block or case group
+	ctxControl // the body of if, else, for, while or do without braces
+)
+
+// Assignment contexts.
+const (
+	assignNone = iota
+	assignAllowed
+)
+
+// curlyNoBreak marks a brace LeftCurly checks only for its line, not for
+// a line break after it (class bodies, switch).
+const curlyNoBreak = -2
+
+// curly is a '{' LeftCurly checks and the AST position of its block's
+// first statement (-1 for none, curlyNoBreak).
+type curly struct{ open, first int32 }
+
+func (p *parser) curly(open, first int) {
+	p.curlies = append(p.curlies, curly{int32(open), int32(first)})
 }
 
 // paramInfo is a formal parameter without the final modifier.
@@ -131,7 +177,8 @@ type equalsDiag struct {
 }
 
 func parse(lx *lexer) *parser {
-	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks)}
+	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1,
+		kids: make(map[int32][2]int32)}
 	p.compilationUnit()
 	return p
 }
@@ -699,6 +746,7 @@ func (p *parser) typeParams() {
 		if p.accept("extends") {
 			p.typ()
 			for p.at("&") {
+				p.opWraps = append(p.opWraps, int32(p.p))
 				p.ws(p.p)
 				p.next()
 				p.typ()

@@ -24,7 +24,8 @@ func (p *parser) block(kind int) (int, int) {
 		p.flag(open, fNoBefore)
 	}
 	p.next()
-	n := p.statements()
+	n, first := p.statements()
+	p.blockFirst = first
 	if p.at("}") {
 		p.ws(p.p)
 		p.next()
@@ -33,13 +34,23 @@ func (p *parser) block(kind int) (int, int) {
 }
 
 // statements parses statements up to '}' (or a case label) and returns how
-// many there were.
-func (p *parser) statements() int {
+// many there were and the AST position of the first (-1 without one).
+func (p *parser) statements() (int, int) {
 	n := 0
+	first := -1
 	var prevVar *varGroupInfo
 	for !p.eof() && !p.at("}") && !p.at("case") && !(p.at("default") && (p.atIdx(p.p+1, ":") || p.atIdx(p.p+1, "->"))) {
 		before := p.p
+		if n == 0 && p.at("{") {
+			// A block first in a case group is LeftCurly's.
+			p.caseBlock = p.inCase
+		}
+		p.inCase = false
+		p.stmtCtx = ctxBlock
 		vg := p.statement()
+		if n == 0 {
+			first = p.stmtPos
+		}
 		n++
 		if vg != nil {
 			if vg.count > 1 {
@@ -54,7 +65,8 @@ func (p *parser) statements() int {
 			p.next()
 		}
 	}
-	return n
+	p.inCase = false
+	return n, first
 }
 
 // body parses the body of a control statement. It reports whether it is a
@@ -62,8 +74,10 @@ func (p *parser) statements() int {
 func (p *parser) body() (isBlock bool, open int, empty bool) {
 	if p.at("{") {
 		open, n := p.block(blockNormal)
+		p.curly(open, p.blockFirst)
 		return true, open, n == 0
 	}
+	p.stmtCtx = ctxControl
 	p.statement()
 	return false, -1, false
 }
@@ -85,18 +99,37 @@ func (p *parser) kw() int {
 	return i
 }
 
-func (p *parser) parenExpr() {
+// parenExpr parses ( expr ) and returns the root of expr, or -1.
+func (p *parser) parenExpr() int {
 	if !p.at("(") {
-		return
+		return -1
 	}
 	p.next()
-	p.expr()
+	root := p.expr()
 	p.accept(")")
+	return root
 }
 
 // statement parses one statement. For local variable declarations it
-// returns their group.
+// returns their group. It leaves the statement's AST position in stmtPos.
 func (p *parser) statement() *varGroupInfo {
+	start := p.p
+	ctx := p.stmtCtx
+	p.stmtCtx = ctxNone
+	vg := p.statement0(start, ctx)
+	if p.ownFor != start {
+		p.stmtPos = start
+	}
+	p.ownFor = -1
+	return vg
+}
+
+// own sets the AST position of the statement starting at start.
+func (p *parser) own(start, pos int) {
+	p.ownFor, p.stmtPos = start, pos
+}
+
+func (p *parser) statement0(start, ctx int) *varGroupInfo {
 	if p.depth > maxDepth {
 		p.next()
 		return nil
@@ -107,7 +140,13 @@ func (p *parser) statement() *varGroupInfo {
 	if t.kind == tKeyword || t.kind == tOp {
 		switch t.text {
 		case "{":
-			p.block(blockNormal)
+			open, _ := p.block(blockNormal)
+			if p.caseBlock {
+				p.curly(open, p.blockFirst)
+			} else if p.blockAsStmt != nil {
+				p.blockAsStmt = append(p.blockAsStmt, int32(open))
+			}
+			p.caseBlock = false
 			return nil
 		case ";":
 			p.emptyStmts = append(p.emptyStmts, int32(p.p))
@@ -128,7 +167,7 @@ func (p *parser) statement() *varGroupInfo {
 			return nil
 		case "while":
 			kw := p.kw()
-			p.parenExpr()
+			p.loopConds = append(p.loopConds, int32(p.parenExpr()))
 			p.control(kw)
 			return nil
 		case "do":
@@ -183,6 +222,7 @@ func (p *parser) statement() *varGroupInfo {
 			p.kw()
 			root := p.expr()
 			if p.at(":") {
+				p.opWraps = append(p.opWraps, int32(p.p))
 				p.ws(p.p)
 				p.next()
 				root = p.expr()
@@ -192,8 +232,10 @@ func (p *parser) statement() *varGroupInfo {
 		case "this", "super":
 			if p.atIdx(p.p+1, "(") {
 				p.next()
+				lp := p.p
 				p.args()
 				p.semi(p.p - 1)
+				p.own(start, lp)
 				return nil
 			}
 		case "class", "interface", "enum", "abstract", "final", "static", "strictfp", "@":
@@ -205,8 +247,10 @@ func (p *parser) statement() *varGroupInfo {
 		case p.atIdx(p.p+1, ":"):
 			// labeled statement
 			p.next()
+			colon := p.p
 			p.next()
 			p.statement()
+			p.own(start, colon)
 			return nil
 		case t.text == "yield" && !p.atIdx(p.p+1, "=") && !p.atIdx(p.p+1, ".") && !p.atIdx(p.p+1, "[") &&
 			!p.atIdx(p.p+1, "++") && !p.atIdx(p.p+1, "--") && !p.atIdx(p.p+1, ";") && !isAssignOp(p.toks[p.p+1].text):
@@ -221,8 +265,12 @@ func (p *parser) statement() *varGroupInfo {
 	if p.isLocalVarDecl(p.p) {
 		return p.localDecl()
 	}
+	if ctx == ctxBlock || ctx == ctxControl {
+		p.assignCtx = assignAllowed
+	}
 	root := p.expr()
 	p.semi(root)
+	p.own(start, root)
 	return nil
 }
 
@@ -269,6 +317,7 @@ func (p *parser) localDecl() *varGroupInfo {
 	vg.count = r.count
 	vg.lastLine = r.lastLine
 	p.semi(pos)
+	p.own(start, pos)
 	return vg
 }
 
@@ -277,6 +326,7 @@ func (p *parser) forStmt() *varGroupInfo {
 	if !p.at("(") {
 		return nil
 	}
+	lparen := p.p
 	p.next()
 	// enhanced for: [mods] Type name :
 	save := p.p
@@ -309,11 +359,14 @@ func (p *parser) forStmt() *varGroupInfo {
 		}
 		p.defs = append(p.defs, int32(pos))
 		p.next()
+		p.opWraps = append(p.opWraps, int32(p.p))
 		p.next() // ':'
 		p.expr()
 	} else {
 		p.events = append(p.events, event{kind: evForInit})
-		if !p.at(";") {
+		if p.at(";") {
+			p.noPad = append(p.noPad, int32(lparen))
+		} else {
 			if p.isLocalVarDecl(p.p) || p.at("final") || p.at("@") {
 				// int i = 0, j = 1 is allowed here: MultipleVariableDeclarations
 				// exempts FOR_INIT, so no group is recorded.
@@ -331,6 +384,7 @@ func (p *parser) forStmt() *varGroupInfo {
 				}
 				p.declarators(kind, pos)
 			} else {
+				p.forExprs = true
 				p.exprList()
 			}
 		}
@@ -343,9 +397,11 @@ func (p *parser) forStmt() *varGroupInfo {
 		if !p.at(")") {
 			save := len(p.events)
 			p.events = append(p.events, event{kind: evForIterVisit})
+			p.forExprs = true
 			root := p.exprList()
 			p.events[save].line = p.line(root)
 		} else {
+			p.noPad = append(p.noPad, int32(p.p))
 			p.events = append(p.events, event{kind: evForIterVisit, line: iterLine})
 		}
 		p.events = append(p.events, event{kind: evForIterLeave})
@@ -363,9 +419,18 @@ func (p *parser) forSemi() {
 }
 
 // exprList parses e1, e2, ... and returns the root of the first.
+// In a for loop's init or iterator (forExprs) assignments are allowed.
 func (p *parser) exprList() int {
+	inFor := p.forExprs
+	p.forExprs = false
+	if inFor {
+		p.assignCtx = assignAllowed
+	}
 	first := p.expr()
 	for p.accept(",") {
+		if inFor {
+			p.assignCtx = assignAllowed
+		}
 		p.expr()
 	}
 	return first
@@ -404,6 +469,7 @@ func (p *parser) tryStmt() {
 	}
 	if p.at("{") {
 		open, n := p.block(blockNormal)
+		p.curly(open, p.blockFirst)
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
@@ -417,6 +483,7 @@ func (p *parser) tryStmt() {
 			p.mods = append(p.mods, mods)
 			p.typ()
 			for p.at("|") {
+				p.opWraps = append(p.opWraps, int32(p.p))
 				p.ws(p.p)
 				p.next()
 				p.typ()
@@ -427,13 +494,15 @@ func (p *parser) tryStmt() {
 			p.accept(")")
 		}
 		if p.at("{") {
-			p.block(blockNormal)
+			open, _ := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
 		}
 	}
 	if p.at("finally") {
 		p.kw()
 		if p.at("{") {
 			open, n := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
 			if n == 0 {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
@@ -451,6 +520,7 @@ func (p *parser) switchExpr() int {
 	}
 	open := p.p
 	p.ws(open)
+	p.curly(open, curlyNoBreak)
 	p.next()
 	if p.at("}") {
 		p.emptyBlocks = append(p.emptyBlocks, int32(open))
@@ -472,7 +542,8 @@ func (p *parser) switchExpr() int {
 				p.next()
 				switch {
 				case p.at("{"):
-					p.block(blockNormal)
+					open, _ := p.block(blockNormal)
+					p.curly(open, p.blockFirst)
 				case p.at("throw"):
 					p.statement()
 				default:
@@ -482,6 +553,7 @@ func (p *parser) switchExpr() int {
 				continue
 			}
 			p.accept(":")
+			p.inCase = true
 			continue
 		}
 		p.statements()
