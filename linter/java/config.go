@@ -319,6 +319,13 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("option", "nospace")
 	case OperatorWrap:
 		known("option", "nl")
+	case MagicNumber:
+		known("ignoreNumbers", "-1, 0, 1, 2")
+		known("ignoreHashCodeMethod", "false")
+		known("ignoreAnnotation", "false")
+		known("ignoreFieldDeclaration", "false")
+		known("ignoreAnnotationElementDefaults", "true")
+		known("constantWaiverParentToken", "TYPECAST, METHOD_CALL, EXPR, ARRAY_INIT, UNARY_MINUS, UNARY_PLUS, ELIST, STAR, ASSIGN, PLUS, MINUS, DIV, LITERAL_NEW")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

@@ -23,7 +23,7 @@ func TestBuiltinConfigs(t *testing.T) {
 	}
 	assert.False(t, sun.enabled[OneStatementPerLine], "sun_checks has no OneStatementPerLine")
 	assert.False(t, sun.processJavadoc, "sun_checks sets UnusedImports processJavadoc=false")
-	assert.Contains(t, sun.Unsupported(), "module MagicNumber is not implemented")
+	assert.Contains(t, sun.Unsupported(), "module Translation is not implemented")
 	assert.Contains(t, sun.Unsupported(), "module JavadocPackage is not implemented")
 	seen := map[string]bool{}
 	for _, u := range sun.Unsupported() {

@@ -133,7 +133,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if p.at("default") {
 			defTok = p.p
 			p.next()
+			p.annDefault++
 			p.elementValue()
+			p.annDefault--
 		}
 		if p.at("{") {
 			p.finalParameters(kind)
@@ -167,6 +169,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.fieldDefs = append(p.fieldDefs, int32(pos))
 	}
 	vg = &varGroupInfo{first: int32(start)}
+	p.varFinal = p.hasMod(mods, "final")
 	last := p.declarators(fk, pos)
 	vg.count = last.count
 	if p.at(";") {
@@ -241,6 +244,8 @@ type declResult struct {
 // naming rule) or locals; pos is the declaration's AST position.
 func (p *parser) declarators(kind uint8, pos int) declResult {
 	var r declResult
+	final := p.varFinal
+	p.varFinal = false
 	for {
 		if !p.isIdent(p.p) {
 			break
@@ -268,11 +273,13 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 			r.stmt = p.p
 			p.ws(p.p)
 			p.next()
+			save := p.mnPush(final || p.inInterface())
 			if p.at("{") {
 				p.arrayInit()
 			} else {
 				p.expr()
 			}
+			p.mnCur = save
 			r.lastLine = p.toks[p.p-1].line
 		}
 		if !p.accept(",") {
@@ -617,13 +624,17 @@ func (p *parser) enumConstants(open int) int {
 		}
 		name := p.cur().text
 		p.next()
+		save := p.mnPush(true)
 		if p.at("(") {
 			p.args()
 		}
 		if p.at("{") {
 			// checkstyle compares method names with the constant's name.
+			n0 := p.mnN()
 			p.classBody(bodyAnon, name)
+			p.mnRange(n0)
 		}
+		p.mnCur = save
 		prev = start
 		if p.at(",") {
 			prev = p.p

@@ -46,6 +46,7 @@ func (p *parser) expr() int {
 	defer func() { p.depth-- }()
 	ctx := p.assignCtx
 	p.assignCtx = assignNone
+	n0 := p.mnN()
 	lhs := p.ternary()
 	if isAssignOp(p.text()) && p.cur().kind == tOp && p.split == 0 {
 		op := p.p
@@ -55,12 +56,16 @@ func (p *parser) expr() int {
 		p.ws(op)
 		p.next()
 		p.expr()
+		if p.toks[op].text != "=" {
+			p.mnRange(n0)
+		}
 		return op
 	}
 	return lhs
 }
 
 func (p *parser) ternary() int {
+	n0 := p.mnN()
 	c := p.binary(3)
 	if p.at("?") {
 		q := p.p
@@ -74,12 +79,14 @@ func (p *parser) ternary() int {
 			p.next()
 			p.expr()
 		}
+		p.mnRange(n0)
 		return q
 	}
 	return c
 }
 
 func (p *parser) binary(minPrec int) int {
+	n0 := p.mnN()
 	left := p.unary()
 	for {
 		t := p.cur()
@@ -104,6 +111,7 @@ func (p *parser) binary(minPrec int) int {
 			if p.isIdent(p.p) {
 				p.next() // pattern variable
 			}
+			p.mnRange(n0)
 			left = op
 			continue
 		}
@@ -112,6 +120,9 @@ func (p *parser) binary(minPrec int) int {
 		right := p.binary(prec + 1)
 		if prec != 6 && prec < 10 {
 			p.kids[int32(op)] = [2]int32{int32(left), int32(right)}
+		}
+		if !magicWaiver(s) {
+			p.mnRange(n0)
 		}
 		left = op
 	}
@@ -124,9 +135,15 @@ func (p *parser) unary() int {
 		case "+", "-", "++", "--", "!", "~":
 			op := p.p
 			p.next()
+			n0 := p.mnN()
 			operand := p.unary()
 			if t.text == "!" {
 				p.kids[int32(op)] = [2]int32{int32(operand), -1}
+			}
+			if t.text == "-" || t.text == "+" {
+				p.mnSigned(op, operand)
+			} else {
+				p.mnRange(n0)
 			}
 			return op
 		case "(":
@@ -151,7 +168,8 @@ func (p *parser) unary() int {
 			}
 		}
 	}
-	return p.postfix(p.primary())
+	n0 := p.mnN()
+	return p.postfix(p.primary(), n0)
 }
 
 // isCast decides whether '(' at p.p starts a cast.
@@ -239,6 +257,8 @@ func (p *parser) lambda() int {
 	}
 	arrow := p.p
 	line := p.cur().line
+	n0 := p.mnN()
+	defer p.mnRange(n0)
 	p.ws(arrow)
 	p.next()
 	p.events = append(p.events, event{kind: evLambdaVisit, line: line})
@@ -262,7 +282,11 @@ func (p *parser) primary() int {
 	t := p.cur()
 	i := p.p
 	switch t.kind {
-	case tNumber, tString, tChar, tTextBlock:
+	case tNumber:
+		p.mnNumber(i)
+		p.next()
+		return i
+	case tString, tChar, tTextBlock:
 		p.next()
 		return i
 	case tIdent:
@@ -288,6 +312,8 @@ func (p *parser) primary() int {
 		case "new":
 			return p.creator()
 		case "switch":
+			n0 := p.mnN()
+			defer p.mnRange(n0)
 			return p.switchExpr()
 		}
 		if primitives[t.text] {
@@ -318,7 +344,9 @@ func (p *parser) primary() int {
 	return -1
 }
 
-func (p *parser) postfix(root int) int {
+// postfix parses the selectors, calls and indices after a primary whose
+// numbers start at n0 (MagicNumber).
+func (p *parser) postfix(root int, n0 int32) int {
 	if root < 0 {
 		return root
 	}
@@ -330,6 +358,7 @@ func (p *parser) postfix(root int) int {
 		switch t.text {
 		case ".":
 			dot := p.p
+			p.mnRange(n0)
 			p.next()
 			if p.at("<") {
 				p.typeArgs()
@@ -352,11 +381,14 @@ func (p *parser) postfix(root int) int {
 			p.next()
 			p.expr()
 			p.accept("]")
+			p.mnRange(n0)
 		case "++", "--":
 			root = p.p
 			p.next()
+			p.mnRange(n0)
 		case "::":
 			root = p.p
+			p.mnRange(n0)
 			p.next()
 			if p.at("<") {
 				p.typeArgs()
@@ -425,7 +457,9 @@ func (p *parser) creator() int {
 		for p.at("[") {
 			p.next()
 			if !p.at("]") {
+				n0 := p.mnN()
 				p.expr()
+				p.mnRange(n0)
 			}
 			p.accept("]")
 		}
@@ -441,7 +475,9 @@ func (p *parser) creator() int {
 			if p.isIdent(kw+1) && !p.atIdx(kw+2, ".") {
 				name = p.toks[kw+1].text
 			}
+			n0 := p.mnN()
 			p.classBody(bodyAnon, name)
+			p.mnRange(n0)
 		}
 	}
 	return kw

@@ -59,6 +59,7 @@ const (
 	ParenPad                     = "ParenPad"
 	OperatorWrap                 = "OperatorWrap"
 	InnerAssignment              = "InnerAssignment"
+	MagicNumber                  = "MagicNumber"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -74,7 +75,7 @@ var defaultCodes = []string{
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
 var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
-	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment)
+	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

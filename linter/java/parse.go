@@ -129,6 +129,18 @@ type parser struct {
 	castParens []int32 // '(' and ')' of casts, which ParenPad leaves to TypecastParenPad
 	noPad      []int32 // parens of for loops next to an empty init or iterator
 	forExprs   bool    // the expression list about to be parsed is a for loop's init or iterator
+	varFinal   bool    // the variables about to be declared are final
+
+	// MagicNumber: the numbers, the variable definitions (and enum
+	// constants) whose initializers hold them, and the spans of AST nodes
+	// in a constant's initializer that are not among the parents a
+	// constant's number may have.
+	numbers      []magicNum
+	mnCtxs       []mnCtx
+	mnCur        int32 // index in mnCtxs of the innermost variable definition, or -1
+	mnRanges     []mnSpan
+	inAnnotation int
+	annDefault   int
 
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
@@ -177,7 +189,7 @@ type equalsDiag struct {
 }
 
 func parse(lx *lexer) *parser {
-	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1,
+	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1, mnCur: -1,
 		kids: make(map[int32][2]int32)}
 	p.compilationUnit()
 	return p
@@ -614,6 +626,8 @@ func (p *parser) modifiers() modsInfo {
 
 // annotation parses @Name or @Name(args).
 func (p *parser) annotation() {
+	p.inAnnotation++
+	defer func() { p.inAnnotation-- }()
 	p.next() // '@'
 	p.qualifiedName(false)
 	if p.at("(") {

@@ -313,6 +313,7 @@ func (p *parser) localDecl() *varGroupInfo {
 		kind = 255
 	}
 	vg := &varGroupInfo{first: int32(start)}
+	p.varFinal = kind == 255
 	r := p.declarators(kind, pos)
 	vg.count = r.count
 	vg.lastLine = r.lastLine
@@ -382,6 +383,7 @@ func (p *parser) forStmt() *varGroupInfo {
 				if p.hasMod(mods, "final") {
 					kind = 255
 				}
+				p.varFinal = kind == 255
 				p.declarators(kind, pos)
 			} else {
 				p.forExprs = true
