@@ -326,6 +326,18 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("ignoreFieldDeclaration", "false")
 		known("ignoreAnnotationElementDefaults", "true")
 		known("constantWaiverParentToken", "TYPECAST, METHOD_CALL, EXPR, ARRAY_INIT, UNARY_MINUS, UNARY_PLUS, ELIST, STAR, ASSIGN, PLUS, MINUS, DIV, LITERAL_NEW")
+	case VisibilityModifier:
+		known("packageAllowed", "false")
+		known("protectedAllowed", "false")
+		known("publicMemberPattern", "^serialVersionUID$")
+		known("allowPublicFinalFields", "false")
+		known("allowPublicImmutableFields", "false")
+		known("ignoreAnnotationCanonicalNames", "org.junit.Rule, org.junit.ClassRule, com.google.common.annotations.VisibleForTesting")
+	case HiddenField:
+		known("ignoreConstructorParameter", "false")
+		known("ignoreSetter", "false")
+		known("setterCanReturnItsClass", "false")
+		known("ignoreAbstractMethods", "false")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

@@ -39,6 +39,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	if p.at("static") && p.atIdx(p.p+1, "{") {
 		p.next()
+		saveStatic := p.hfStatic
+		p.hfStatic = true
+		defer func() { p.hfStatic = saveStatic }()
 		p.codeDepth++
 		open, n := p.block(blockNormal)
 		p.curly(open, p.blockFirst)
@@ -56,6 +59,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	if p.isTypeDeclStart() {
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
+		p.typeStatic = p.hasMod(mods, "static")
 		pos = p.typeDecl(modPos)
 		return pos, nil
 	}
@@ -116,6 +120,13 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.defs = append(p.defs, int32(pos))
 		p.toks[name].flags |= fNotRef
 		p.next()
+		// HiddenField's isInStatic stops at a method outside anonymous
+		// classes.
+		if p.anonDepth == 0 {
+			saveStatic := p.hfStatic
+			p.hfStatic = p.hasMod(mods, "static")
+			defer func() { p.hfStatic = saveStatic }()
+		}
 		override := hasOverride(p, mods)
 		p.lastParams = p.lastParams[:0]
 		if kind == bodyAnnotation {
@@ -170,7 +181,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	vg = &varGroupInfo{first: int32(start)}
 	p.varFinal = p.hasMod(mods, "final")
+	p.varStatic = p.hasMod(mods, "static")
 	last := p.declarators(fk, pos)
+	p.fieldChecks(mods)
 	vg.count = last.count
 	if p.at(";") {
 		vg.lastLine = p.cur().line
@@ -244,14 +257,16 @@ type declResult struct {
 // naming rule) or locals; pos is the declaration's AST position.
 func (p *parser) declarators(kind uint8, pos int) declResult {
 	var r declResult
-	final := p.varFinal
-	p.varFinal = false
+	final, static := p.varFinal, p.varStatic
+	p.varFinal, p.varStatic = false, false
+	p.declNames = p.declNames[:0]
 	for {
 		if !p.isIdent(p.p) {
 			break
 		}
 		r.count++
 		name := p.p
+		p.declNames = append(p.declNames, int32(name))
 		if kind != 255 {
 			p.decls = append(p.decls, decl{kind: kind, name: int32(name)})
 		}
@@ -274,11 +289,14 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 			p.ws(p.p)
 			p.next()
 			save := p.mnPush(final || p.inInterface())
+			saveStatic := p.hfStatic
+			p.hfStatic = static
 			if p.at("{") {
 				p.arrayInit()
 			} else {
 				p.expr()
 			}
+			p.hfStatic = saveStatic
 			p.mnCur = save
 			r.lastLine = p.toks[p.p-1].line
 		}
@@ -334,6 +352,7 @@ func (p *parser) params(named bool) (int, bool) {
 				if named {
 					p.decls = append(p.decls, decl{kind: declParam, name: int32(p.p)})
 				}
+				p.hidden(p.p)
 				if !final {
 					p.lastParams = append(p.lastParams, paramInfo{first: int32(before), name: int32(p.p)})
 				}
@@ -434,6 +453,8 @@ func (p *parser) recordEqualsHashCode(c *classCtx, m modsInfo, pos, name, typePo
 
 // typeDecl parses class/interface/enum/@interface/record declarations.
 func (p *parser) typeDecl(modPos int) int {
+	static := p.typeStatic
+	p.typeStatic = false
 	kw := p.p
 	kind := bodyClass
 	switch {
@@ -475,6 +496,8 @@ func (p *parser) typeDecl(modPos int) int {
 		}
 	}
 	if p.at("{") {
+		p.hfNewFrame = kind == bodyClass || kind == bodyEnum || kind == bodyRecord
+		p.typeStatic = static
 		p.classBody(kind, name)
 	}
 	return pos
@@ -508,6 +531,17 @@ func (p *parser) classBody(kind int, name string) {
 	}
 	p.depth++
 	defer func() { p.depth-- }()
+	own := p.hfNewFrame
+	p.hfNewFrame = false
+	if own {
+		p.hfFrames = append(p.hfFrames, hfFrame{parent: p.hfCur, static: p.typeStatic})
+		saveFrame := p.hfCur
+		p.hfCur = int32(len(p.hfFrames) - 1)
+		defer func() { p.hfCur = saveFrame }()
+	}
+	p.typeStatic = false
+	p.hfOwn = append(p.hfOwn, own)
+	defer func() { p.hfOwn = p.hfOwn[:len(p.hfOwn)-1] }()
 	open := p.p
 	p.ws(open)
 	p.curly(open, curlyNoBreak)
@@ -631,6 +665,7 @@ func (p *parser) enumConstants(open int) int {
 		if p.at("{") {
 			// checkstyle compares method names with the constant's name.
 			n0 := p.mnN()
+			p.hfNewFrame = true
 			p.classBody(bodyAnon, name)
 			p.mnRange(n0)
 		}

@@ -109,6 +109,7 @@ func (p *parser) binary(minPrec int) int {
 			}
 			p.typ()
 			if p.isIdent(p.p) {
+				p.hidden(p.p)
 				p.next() // pattern variable
 			}
 			p.mnRange(n0)
@@ -231,12 +232,14 @@ func (p *parser) lambdaAhead() bool {
 
 func (p *parser) lambda() int {
 	if p.isIdent(p.p) {
+		p.hidden(p.p)
 		p.next()
 	} else {
 		p.next() // '('
 		for !p.eof() && !p.at(")") {
 			before := p.p
 			if p.isIdent(p.p) && (p.atIdx(p.p+1, ",") || p.atIdx(p.p+1, ")")) {
+				p.hidden(p.p)
 				p.next()
 			} else {
 				mods := p.modifiers()
@@ -245,6 +248,7 @@ func (p *parser) lambda() int {
 				p.typ()
 				p.accept("...")
 				if p.isIdent(p.p) {
+					p.hidden(p.p)
 					p.next()
 				}
 				p.cDims()
@@ -476,7 +480,9 @@ func (p *parser) creator() int {
 				name = p.toks[kw+1].text
 			}
 			n0 := p.mnN()
+			p.anonDepth++
 			p.classBody(bodyAnon, name)
+			p.anonDepth--
 			p.mnRange(n0)
 		}
 	}

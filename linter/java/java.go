@@ -60,6 +60,8 @@ const (
 	OperatorWrap                 = "OperatorWrap"
 	InnerAssignment              = "InnerAssignment"
 	MagicNumber                  = "MagicNumber"
+	VisibilityModifier           = "VisibilityModifier"
+	HiddenField                  = "HiddenField"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -75,7 +77,7 @@ var defaultCodes = []string{
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
 var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
-	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber)
+	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -142,6 +142,21 @@ type parser struct {
 	inAnnotation int
 	annDefault   int
 
+	// HiddenField: frames of the classes, enums, records and enum
+	// constant bodies with their fields, and the parameters and local
+	// variables that may hide one.
+	hfFrames   []hfFrame
+	hfCur      int32  // the innermost frame (0 is the file's)
+	hfOwn      []bool // per type body being parsed: whether it has a frame
+	hfNewFrame bool   // the type body about to be parsed has a frame
+	hfStatic   bool   // what is being parsed is in a static context (isInStatic)
+	hfCands    []hfCand
+	typeStatic bool    // the type about to be declared is static
+	varStatic  bool    // the fields about to be declared are static
+	anonDepth  int     // anonymous class bodies being parsed
+	declNames  []int32 // the names declarators read last
+	visibility []int32 // names of fields VisibilityModifier reports
+
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
 	codeDepth int      // >0 inside a method, constructor, initializer or lambda
@@ -190,7 +205,8 @@ type equalsDiag struct {
 
 func parse(lx *lexer) *parser {
 	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1, mnCur: -1,
-		kids: make(map[int32][2]int32)}
+		hfFrames: []hfFrame{{parent: -1, static: true}},
+		kids:     make(map[int32][2]int32)}
 	p.compilationUnit()
 	return p
 }

@@ -315,6 +315,9 @@ func (p *parser) localDecl() *varGroupInfo {
 	vg := &varGroupInfo{first: int32(start)}
 	p.varFinal = kind == 255
 	r := p.declarators(kind, pos)
+	for _, n := range p.declNames {
+		p.hidden(int(n))
+	}
 	vg.count = r.count
 	vg.lastLine = r.lastLine
 	p.semi(pos)
@@ -358,6 +361,7 @@ func (p *parser) forStmt() *varGroupInfo {
 		if !p.hasMod(mods, "final") {
 			p.decls = append(p.decls, decl{kind: declLocal, name: int32(p.p)})
 		}
+		p.hidden(p.p)
 		p.defs = append(p.defs, int32(pos))
 		p.next()
 		p.opWraps = append(p.opWraps, int32(p.p))
@@ -385,6 +389,9 @@ func (p *parser) forStmt() *varGroupInfo {
 				}
 				p.varFinal = kind == 255
 				p.declarators(kind, pos)
+				for _, n := range p.declNames {
+					p.hidden(int(n))
+				}
 			} else {
 				p.forExprs = true
 				p.exprList()
@@ -491,6 +498,7 @@ func (p *parser) tryStmt() {
 				p.typ()
 			}
 			if p.isIdent(p.p) {
+				p.hidden(p.p)
 				p.next()
 			}
 			p.accept(")")
