@@ -338,6 +338,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("ignoreSetter", "false")
 		known("setterCanReturnItsClass", "false")
 		known("ignoreAbstractMethods", "false")
+	case DesignForExtension:
+		known("ignoredAnnotations", "After, AfterClass, Before, BeforeClass, Test")
+		known("requiredJavadocPhrase", ".*")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

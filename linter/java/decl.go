@@ -60,6 +60,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
 		p.typeStatic = p.hasMod(mods, "static")
+		p.typeMods = mods
 		pos = p.typeDecl(modPos)
 		return pos, nil
 	}
@@ -72,6 +73,10 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	// constructor (or compact constructor of a record)
 	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
+		if c := p.curClass(); kind == bodyClass && c >= 0 {
+			p.dfeClasses[c].ctor = true
+			p.dfeClasses[c].openCtor = p.dfeClasses[c].openCtor || !p.hasMod(mods, "private")
+		}
 		mods.annOK = true
 		p.mods = append(p.mods, mods)
 		pos = p.p
@@ -151,13 +156,19 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if p.at("{") {
 			p.finalParameters(kind)
 			p.codeDepth++
-			open, _ := p.block(blockNormal)
+			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
+			if n > 0 {
+				p.designForExtension(start, name, mods, kind)
+			}
 			if cls != nil && cls.pendingMethod != nil {
 				cls.pendingMethod.hasBody = true
 			}
 		} else {
+			if p.hasMod(mods, "native") {
+				p.designForExtension(start, name, mods, kind)
+			}
 			stmt := p.p - 1
 			if defTok >= 0 {
 				stmt = defTok
@@ -455,6 +466,8 @@ func (p *parser) recordEqualsHashCode(c *classCtx, m modsInfo, pos, name, typePo
 func (p *parser) typeDecl(modPos int) int {
 	static := p.typeStatic
 	p.typeStatic = false
+	mods := p.typeMods
+	p.typeMods = modsInfo{}
 	kw := p.p
 	kind := bodyClass
 	switch {
@@ -498,6 +511,7 @@ func (p *parser) typeDecl(modPos int) int {
 	if p.at("{") {
 		p.hfNewFrame = kind == bodyClass || kind == bodyEnum || kind == bodyRecord
 		p.typeStatic = static
+		p.typeScope(kind, name, mods)
 		p.classBody(kind, name)
 	}
 	return pos
@@ -542,6 +556,8 @@ func (p *parser) classBody(kind int, name string) {
 	p.typeStatic = false
 	p.hfOwn = append(p.hfOwn, own)
 	defer func() { p.hfOwn = p.hfOwn[:len(p.hfOwn)-1] }()
+	p.enterScope()
+	defer p.leaveScope()
 	open := p.p
 	p.ws(open)
 	p.curly(open, curlyNoBreak)

@@ -481,6 +481,7 @@ func (p *parser) creator() int {
 			}
 			n0 := p.mnN()
 			p.anonDepth++
+			p.newAnon = true
 			p.classBody(bodyAnon, name)
 			p.anonDepth--
 			p.mnRange(n0)

@@ -1,7 +1,9 @@
 package java
 
-// This file holds the checks about fields: VisibilityModifier and
-// HiddenField.
+// This file holds the checks about fields and overriding:
+// VisibilityModifier, HiddenField and DesignForExtension.
+
+import "slices"
 
 // hfFrame is a class, enum, record or enum constant body: HiddenField's
 // FieldFrame.
@@ -85,6 +87,7 @@ func (f *file) fieldReports() {
 	if f.l.enabled[HiddenField] {
 		f.hiddenFields()
 	}
+	f.designForExtension()
 }
 
 // hiddenFields walks the frames depth first (they were made in pre-order)
@@ -144,5 +147,157 @@ func (f *file) hiddenFields() {
 				f.reportTok(c.tok, HiddenField, "'"+name+"' hides a field.")
 			}
 		}
+	}
+}
+
+// Scopes as checkstyle orders them: a scope "is in" those after it.
+const (
+	scopePublic int8 = iota
+	scopeProtected
+	scopePackage
+	scopePrivate
+	scopeAnonInner
+)
+
+// dfeClass is a class DesignForExtension may report.
+type dfeClass struct {
+	name           string
+	final          bool
+	ctor, openCtor bool // it declares a constructor; a non-private one
+}
+
+// dfeMethod is a method that can be overridden and is not empty, without
+// its javadoc decided yet.
+type dfeMethod struct {
+	first, name int32 // the method's first token and name
+	class       int32
+	noJavadoc   bool // type parameters without modifiers: a Javadoc before them is not the method's
+}
+
+func (p *parser) modScope(m modsInfo) int8 {
+	switch {
+	case p.hasMod(m, "public"):
+		return scopePublic
+	case p.hasMod(m, "protected"):
+		return scopeProtected
+	case p.hasMod(m, "private"):
+		return scopePrivate
+	}
+	return scopePackage
+}
+
+// typeScope sets the scope and class of the body of the type declared
+// with mods, of kind, that is about to be parsed.
+func (p *parser) typeScope(kind int, name string, mods modsInfo) {
+	p.bodyScope = p.modScope(mods)
+	switch kind {
+	case bodyClass:
+		p.dfeClasses = append(p.dfeClasses, dfeClass{name: name, final: p.hasMod(mods, "final")})
+		p.bodyClass = int32(len(p.dfeClasses) - 1)
+	case bodyEnum:
+		p.bodyClass = -1
+	default:
+		p.bodyClass = p.curClass()
+	}
+}
+
+func (p *parser) curClass() int32 {
+	if n := len(p.classes); n > 0 {
+		return p.classes[n-1]
+	}
+	return -1
+}
+
+// enterScope pushes the surrounding scope (ScopeUtil.getSurroundingScope:
+// the least visible of the enclosing types, anonymous classes last) and
+// nearest class of a type body. Enum constant bodies keep their enum's.
+func (p *parser) enterScope() {
+	outer, class := scopePublic, p.curClass()
+	if n := len(p.scopes); n > 0 {
+		outer = p.scopes[n-1]
+	}
+	scope := outer
+	switch {
+	case p.newAnon:
+		scope = scopeAnonInner
+	case p.bodyScope >= 0:
+		scope = max(outer, p.bodyScope)
+		class = p.bodyClass
+	}
+	p.newAnon, p.bodyScope = false, -1
+	p.scopes = append(p.scopes, scope)
+	p.classes = append(p.classes, class)
+}
+
+func (p *parser) leaveScope() {
+	p.scopes = p.scopes[:len(p.scopes)-1]
+	p.classes = p.classes[:len(p.classes)-1]
+}
+
+// dfeIgnoredAnnotations are DesignForExtension's default ignoredAnnotations.
+var dfeIgnoredAnnotations = map[string]bool{"After": true, "AfterClass": true, "Before": true, "BeforeClass": true, "Test": true}
+
+// designForExtension records the method starting at start, named at
+// name, with a body that is not empty (or native), in a body of kind, if
+// checkstyle's canBeOverridden holds for it.
+func (p *parser) designForExtension(start, name int, mods modsInfo, kind int) {
+	n := len(p.scopes)
+	if n == 0 || p.scopes[n-1] > scopeProtected || kind != bodyClass && kind != bodyEnum || p.inInterface() {
+		return
+	}
+	for _, w := range []string{"private", "abstract", "final", "static"} {
+		if p.hasMod(mods, w) {
+			return
+		}
+	}
+	for _, i := range mods.toks {
+		if p.toks[i].text == "@" && dfeIgnoredAnnotations[p.toks[i+1].text] && !p.atIdx(int(i)+2, ".") {
+			return
+		}
+	}
+	c := p.curClass()
+	if c < 0 {
+		return
+	}
+	p.dfeMethods = append(p.dfeMethods, dfeMethod{first: int32(start), name: int32(name), class: c,
+		noJavadoc: len(mods.toks) == 0 && p.atIdx(start, "<")})
+}
+
+// javadocRightBefore reports whether a Javadoc comment lies between token
+// i and the code token before it: checkstyle's comment-aware checks see
+// only such a comment as a definition's Javadoc.
+func (f *file) javadocRightBefore(i int32) bool {
+	toks := f.lx.toks
+	from := int32(0)
+	if i > 0 {
+		from = toks[i-1].end()
+	}
+	cs := f.lx.comments
+	k, _ := slices.BinarySearchFunc(cs, from, func(c comment, off int32) int { return int(c.off - off) })
+	for ; k < len(cs) && cs[k].off < toks[i].off; k++ {
+		if cs[k].javadocOK {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *file) designForExtension() {
+	if !f.l.enabled[DesignForExtension] {
+		return
+	}
+	toks := f.lx.toks
+	for _, m := range f.ps.dfeMethods {
+		c := &f.ps.dfeClasses[m.class]
+		if c.final || c.ctor && !c.openCtor {
+			continue
+		}
+		if !m.noJavadoc && f.javadocRightBefore(m.first) {
+			continue
+		}
+		cls, meth := c.name, toks[m.name].text
+		f.reportTok(m.first, DesignForExtension, "Class '"+cls+"' looks like designed for extension (can be subclassed), but the method '"+meth+
+			"' does not have javadoc that explains how to do that safely. If class is not designed for extension consider making the class '"+cls+
+			"' final or making the method '"+meth+"' static/final/abstract/empty, or adding allowed annotation for the method.")
 	}
 }

@@ -62,6 +62,7 @@ const (
 	MagicNumber                  = "MagicNumber"
 	VisibilityModifier           = "VisibilityModifier"
 	HiddenField                  = "HiddenField"
+	DesignForExtension           = "DesignForExtension"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -77,7 +78,7 @@ var defaultCodes = []string{
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
 var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
-	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField)
+	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField, DesignForExtension)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

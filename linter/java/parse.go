@@ -157,6 +157,18 @@ type parser struct {
 	declNames  []int32 // the names declarators read last
 	visibility []int32 // names of fields VisibilityModifier reports
 
+	// DesignForExtension: the classes, the methods that may report
+	// them, and per type body being parsed its surrounding scope and
+	// nearest class (-1 for an enum or none).
+	dfeClasses []dfeClass
+	dfeMethods []dfeMethod
+	scopes     []int8
+	classes    []int32
+	typeMods   modsInfo // the modifiers of the type about to be declared
+	bodyScope  int8     // the scope of the type body about to be parsed
+	bodyClass  int32    // the nearest class of the type body about to be parsed
+	newAnon    bool     // the type body about to be parsed is an anonymous class
+
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
 	codeDepth int      // >0 inside a method, constructor, initializer or lambda
@@ -204,7 +216,7 @@ type equalsDiag struct {
 }
 
 func parse(lx *lexer) *parser {
-	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1, mnCur: -1,
+	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1, mnCur: -1, bodyScope: -1,
 		hfFrames: []hfFrame{{parent: -1, static: true}},
 		kids:     make(map[int32][2]int32)}
 	p.compilationUnit()

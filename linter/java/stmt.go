@@ -298,6 +298,7 @@ func (p *parser) localDecl() *varGroupInfo {
 	if p.isTypeDeclStart() {
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
+		p.typeMods = mods
 		p.typeDecl(modPos)
 		return nil
 	}
