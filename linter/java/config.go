@@ -341,6 +341,31 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	case DesignForExtension:
 		known("ignoredAnnotations", "After, AfterClass, Before, BeforeClass, Test")
 		known("requiredJavadocPhrase", ".*")
+	case RightCurly:
+		known("option", "same")
+		known("tokens", "LITERAL_TRY, LITERAL_CATCH, LITERAL_FINALLY, LITERAL_IF, LITERAL_ELSE")
+	case AvoidNestedBlocks:
+		known("allowInSwitchCase", "false")
+	case NoWhitespaceBefore:
+		known("allowLineBreaks", "false")
+		known("tokens", "COMMA, SEMI, POST_INC, POST_DEC, ELLIPSIS")
+	case EmptyForIteratorPad:
+		known("option", "nospace")
+	case MethodParamPad:
+		known("option", "nospace")
+		known("allowLineBreaks", "false")
+	case ParameterNumber:
+		known("max", "7")
+		known("ignoreOverriddenMethods", "false")
+		known("tokens", "METHOD_DEF, CTOR_DEF")
+	case MethodLength:
+		known("max", "150")
+		known("countEmpty", "true")
+	case MissingJavadocMethod:
+		known("scope", "public")
+		known("allowMissingPropertyJavadoc", "false")
+		known("allowedAnnotations", "Override")
+		known("minLineCount", "-1")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

@@ -84,10 +84,12 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			pos = modPos
 		}
 		p.defs = append(p.defs, int32(pos))
+		m := methodInfo{pos: int32(pos), name: int32(p.p), open: -1, close: -1, mods: mods}
 		p.next()
 		p.lastParams = p.lastParams[:0]
 		if p.at("(") {
-			p.params(true)
+			p.paramPads = append(p.paramPads, int32(p.p))
+			m.nparams, _ = p.params(true)
 		}
 		p.throws()
 		if p.at("{") {
@@ -96,9 +98,11 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			open, _ := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
+			m.open, m.close = int32(open), int32(p.blockClose)
 		} else {
 			p.semi(p.p - 1)
 		}
+		p.method(m)
 		return pos, nil
 	}
 	typePos := p.typ()
@@ -134,11 +138,14 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		}
 		override := hasOverride(p, mods)
 		p.lastParams = p.lastParams[:0]
+		m := methodInfo{pos: int32(pos), name: int32(name), open: -1, close: -1, mods: mods, annField: kind == bodyAnnotation}
 		if kind == bodyAnnotation {
 			p.params(false)
 		} else {
+			p.paramPads = append(p.paramPads, int32(p.p))
 			p.decls = append(p.decls, decl{kind: declMethod, name: int32(name), aux: override, clsName: p.currentClass()})
 			nparams, objParam := p.params(true)
+			m.nparams = nparams
 			if cls != nil {
 				p.recordEqualsHashCode(cls, mods, pos, name, typePos, nparams, objParam)
 			}
@@ -159,6 +166,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
+			m.open, m.close = int32(open), int32(p.blockClose)
 			if n > 0 {
 				p.designForExtension(start, name, mods, kind)
 			}
@@ -180,6 +188,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if cls != nil && cls.pendingMethod != nil {
 			cls.flushMethod()
 		}
+		p.method(m)
 		return pos, nil
 	}
 	// field(s)
@@ -351,6 +360,9 @@ func (p *parser) params(named bool) (int, bool) {
 		tstart := p.p
 		p.typ()
 		tname := p.src[p.toks[tstart].off:p.toks[max(p.p-1, tstart)].end()]
+		if p.at("...") {
+			p.nwBefore = append(p.nwBefore, int32(p.p))
+		}
 		p.accept("...")
 		if p.at("this") {
 			p.next() // receiver parameter
@@ -676,6 +688,7 @@ func (p *parser) enumConstants(open int) int {
 		p.next()
 		save := p.mnPush(true)
 		if p.at("(") {
+			p.paramPads = append(p.paramPads, int32(p.p))
 			p.args()
 		}
 		if p.at("{") {

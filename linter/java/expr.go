@@ -246,6 +246,9 @@ func (p *parser) lambda() int {
 				mods.annOK = true
 				p.mods = append(p.mods, mods)
 				p.typ()
+				if p.at("...") {
+					p.nwBefore = append(p.nwBefore, int32(p.p))
+				}
 				p.accept("...")
 				if p.isIdent(p.p) {
 					p.hidden(p.p)
@@ -379,6 +382,7 @@ func (p *parser) postfix(root int, n0 int32) int {
 			root = dot
 		case "(":
 			root = p.p
+			p.paramPads = append(p.paramPads, int32(p.p))
 			p.args()
 		case "[":
 			root = p.p
@@ -388,6 +392,7 @@ func (p *parser) postfix(root int, n0 int32) int {
 			p.mnRange(n0)
 		case "++", "--":
 			root = p.p
+			p.nwBefore = append(p.nwBefore, int32(p.p))
 			p.next()
 			p.mnRange(n0)
 		case "::":
@@ -471,6 +476,7 @@ func (p *parser) creator() int {
 			p.arrayInit()
 		}
 	case p.at("("):
+		p.paramPads = append(p.paramPads, int32(p.p))
 		p.args()
 		if p.at("{") {
 			// checkstyle compares method names with the IDENT under

@@ -63,6 +63,15 @@ const (
 	VisibilityModifier           = "VisibilityModifier"
 	HiddenField                  = "HiddenField"
 	DesignForExtension           = "DesignForExtension"
+	RightCurly                   = "RightCurly"
+	AvoidNestedBlocks            = "AvoidNestedBlocks"
+	NoWhitespaceBefore           = "NoWhitespaceBefore"
+	EmptyForIteratorPad          = "EmptyForIteratorPad"
+	MethodParamPad               = "MethodParamPad"
+	MissingSwitchDefault         = "MissingSwitchDefault"
+	ParameterNumber              = "ParameterNumber"
+	MethodLength                 = "MethodLength"
+	MissingJavadocMethod         = "MissingJavadocMethod"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -78,7 +87,9 @@ var defaultCodes = []string{
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
 var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
-	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField, DesignForExtension)
+	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField, DesignForExtension,
+	RightCurly, AvoidNestedBlocks, NoWhitespaceBefore, EmptyForIteratorPad, MethodParamPad, MissingSwitchDefault,
+	ParameterNumber, MethodLength, MissingJavadocMethod)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -169,6 +169,20 @@ type parser struct {
 	bodyClass  int32    // the nearest class of the type body about to be parsed
 	newAnon    bool     // the type body about to be parsed is an anonymous class
 
+	blockLast    int      // the AST position of the last statement of the block just parsed, or -1
+	blockClose   int      // the '}' of the block just parsed, or -1
+	lastStmt     int      // the AST position of the last statement statements parsed, or -1
+	bodyBlock    bool     // the body control just parsed is a block (bodyRC)
+	bodyRC       rcurly   // that block
+	rcurlies     []rcurly // blocks RightCurly checks
+	nestedBlocks []int32  // '{' of blocks directly in blocks (AvoidNestedBlocks)
+	nwBefore     []int32  // postfix ++ and -- and '...' (NoWhitespaceBefore; with commas and semicolons)
+	noSemiPad    []int32  // semicolons after an empty for init or condition
+	emptyIters   []int32  // ')' of for loops with an empty iterator (EmptyForIteratorPad)
+	paramPads    []int32  // '(' MethodParamPad checks
+	switches     []switchInfo
+	methods      []methodInfo
+
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
 	codeDepth int      // >0 inside a method, constructor, initializer or lambda

@@ -25,8 +25,9 @@ func (p *parser) block(kind int) (int, int) {
 	}
 	p.next()
 	n, first := p.statements()
-	p.blockFirst = first
+	p.blockFirst, p.blockLast, p.blockClose = first, p.lastStmt, -1
 	if p.at("}") {
+		p.blockClose = p.p
 		p.ws(p.p)
 		p.next()
 	}
@@ -38,6 +39,7 @@ func (p *parser) block(kind int) (int, int) {
 func (p *parser) statements() (int, int) {
 	n := 0
 	first := -1
+
 	var prevVar *varGroupInfo
 	for !p.eof() && !p.at("}") && !p.at("case") && !(p.at("default") && (p.atIdx(p.p+1, ":") || p.atIdx(p.p+1, "->"))) {
 		before := p.p
@@ -51,6 +53,7 @@ func (p *parser) statements() (int, int) {
 		if n == 0 {
 			first = p.stmtPos
 		}
+		p.lastStmt = p.stmtPos
 		n++
 		if vg != nil {
 			if vg.count > 1 {
@@ -66,6 +69,9 @@ func (p *parser) statements() (int, int) {
 		}
 	}
 	p.inCase = false
+	if n == 0 {
+		p.lastStmt = -1
+	}
 	return n, first
 }
 
@@ -75,10 +81,13 @@ func (p *parser) body() (isBlock bool, open int, empty bool) {
 	if p.at("{") {
 		open, n := p.block(blockNormal)
 		p.curly(open, p.blockFirst)
+		p.bodyBlock = true
+		p.bodyRC = rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1}
 		return true, open, n == 0
 	}
 	p.stmtCtx = ctxControl
 	p.statement()
+	p.bodyBlock = false
 	return false, -1, false
 }
 
@@ -140,11 +149,12 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 	if t.kind == tKeyword || t.kind == tOp {
 		switch t.text {
 		case "{":
+			if ctx == ctxBlock {
+				p.nestedBlocks = append(p.nestedBlocks, int32(p.p))
+			}
 			open, _ := p.block(blockNormal)
 			if p.caseBlock {
 				p.curly(open, p.blockFirst)
-			} else if p.blockAsStmt != nil {
-				p.blockAsStmt = append(p.blockAsStmt, int32(open))
 			}
 			p.caseBlock = false
 			return nil
@@ -155,14 +165,22 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 		case "if":
 			kw := p.kw()
 			p.parenExpr()
+			p.bodyBlock = false
 			p.control(kw)
+			rc := p.lastBody()
 			if p.at("else") {
+				rc.next = int32(p.p)
+				p.rightCurly(rc)
 				ekw := p.kw()
 				if p.at("if") {
 					p.statement()
 				} else {
+					p.bodyBlock = false
 					p.control(ekw)
+					p.rightCurly(p.lastBody())
 				}
+			} else {
+				p.rightCurly(rc)
 			}
 			return nil
 		case "while":
@@ -231,8 +249,12 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			return nil
 		case "this", "super":
 			if p.atIdx(p.p+1, "(") {
+				super := t.text == "super"
 				p.next()
 				lp := p.p
+				if super {
+					p.paramPads = append(p.paramPads, int32(lp))
+				}
 				p.args()
 				p.semi(p.p - 1)
 				p.own(start, lp)
@@ -372,6 +394,7 @@ func (p *parser) forStmt() *varGroupInfo {
 		p.events = append(p.events, event{kind: evForInit})
 		if p.at(";") {
 			p.noPad = append(p.noPad, int32(lparen))
+			p.noSemiPad = append(p.noSemiPad, int32(p.p))
 		} else {
 			if p.isLocalVarDecl(p.p) || p.at("final") || p.at("@") {
 				// int i = 0, j = 1 is allowed here: MultipleVariableDeclarations
@@ -401,6 +424,8 @@ func (p *parser) forStmt() *varGroupInfo {
 		p.forSemi()
 		if !p.at(";") {
 			p.expr()
+		} else {
+			p.noSemiPad = append(p.noSemiPad, int32(p.p))
 		}
 		p.forSemi()
 		iterLine := p.cur().line
@@ -412,6 +437,7 @@ func (p *parser) forStmt() *varGroupInfo {
 			p.events[save].line = p.line(root)
 		} else {
 			p.noPad = append(p.noPad, int32(p.p))
+			p.emptyIters = append(p.emptyIters, int32(p.p))
 			p.events = append(p.events, event{kind: evForIterVisit, line: iterLine})
 		}
 		p.events = append(p.events, event{kind: evForIterLeave})
@@ -483,6 +509,7 @@ func (p *parser) tryStmt() {
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
+		p.tryCurly(open)
 	}
 	for p.at("catch") {
 		p.kw()
@@ -507,6 +534,7 @@ func (p *parser) tryStmt() {
 		if p.at("{") {
 			open, _ := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
+			p.tryCurly(open)
 		}
 	}
 	if p.at("finally") {
@@ -514,6 +542,7 @@ func (p *parser) tryStmt() {
 		if p.at("{") {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
+			p.tryCurly(open)
 			if n == 0 {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
@@ -525,6 +554,8 @@ func (p *parser) tryStmt() {
 // index of the 'switch' keyword.
 func (p *parser) switchExpr() int {
 	kw := p.kw()
+	p.switches = append(p.switches, switchInfo{kw: int32(kw)})
+	sw := len(p.switches) - 1
 	p.parenExpr()
 	if !p.at("{") {
 		return kw
@@ -539,6 +570,9 @@ func (p *parser) switchExpr() int {
 	for !p.eof() && !p.at("}") {
 		before := p.p
 		if p.at("case") || p.at("default") {
+			if p.at("default") {
+				p.switches[sw].hasDefault = true
+			}
 			p.next()
 			if !p.at(":") && !p.at("->") {
 				p.noLambda++
