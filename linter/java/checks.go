@@ -32,7 +32,7 @@ type file struct {
 	colLine, colOff int32 // the last position column computed...
 	colN            int   // ...and its 0-based column
 
-	javadocEnds map[int32]bool // 0-based end lines of Javadoc comments, built on first use
+	javadocEnds map[int32]int // 0-based end lines of Javadoc comments to their index, built on first use
 
 	tabs  map[int32][]tabStop // tab stops of lines with tabs, computed once per line
 	steps int                 // bytes measured for columns: counted by the linearity test
@@ -199,7 +199,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {

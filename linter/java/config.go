@@ -366,6 +366,17 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("allowMissingPropertyJavadoc", "false")
 		known("allowedAnnotations", "Override")
 		known("minLineCount", "-1")
+	case JavadocMethod:
+		known("scope", "private")
+		known("allowedAnnotations", "Override")
+		known("validateThrows", "false")
+		known("allowMissingParamTags", "false")
+		known("allowMissingReturnTag", "false")
+	case JavadocType:
+		known("scope", "private")
+		known("allowMissingParamTags", "false")
+		known("allowUnknownTags", "false")
+		known("allowedAnnotations", "Generated")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")

@@ -61,11 +61,14 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.mods = append(p.mods, mods)
 		p.typeStatic = p.hasMod(mods, "static")
 		p.typeMods = mods
+		p.redundantTypeMods(mods)
 		pos = p.typeDecl(modPos)
 		return pos, nil
 	}
+	var typeParams [][2]int32
 	if p.at("<") {
 		p.typeParams()
+		typeParams = append(typeParams, p.typeParamToks...)
 	}
 	kind := bodyClass
 	if len(p.bodyKinds) > 0 {
@@ -84,12 +87,14 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			pos = modPos
 		}
 		p.defs = append(p.defs, int32(pos))
-		m := methodInfo{pos: int32(pos), name: int32(p.p), open: -1, close: -1, mods: mods}
+		m := methodInfo{pos: int32(pos), name: int32(p.p), open: -1, close: -1, mods: mods, ctor: true, typeParams: typeParams}
+		p.redundantCtorMods(mods, kind)
 		p.next()
 		p.lastParams = p.lastParams[:0]
 		if p.at("(") {
 			p.paramPads = append(p.paramPads, int32(p.p))
 			m.nparams, _ = p.params(true)
+			m.params = append(m.params, p.paramNames...)
 		}
 		p.throws()
 		if p.at("{") {
@@ -138,7 +143,8 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		}
 		override := hasOverride(p, mods)
 		p.lastParams = p.lastParams[:0]
-		m := methodInfo{pos: int32(pos), name: int32(name), open: -1, close: -1, mods: mods, annField: kind == bodyAnnotation}
+		m := methodInfo{pos: int32(pos), name: int32(name), open: -1, close: -1, mods: mods, annField: kind == bodyAnnotation,
+			void: isVoid, typeParams: typeParams}
 		if kind == bodyAnnotation {
 			p.params(false)
 		} else {
@@ -146,6 +152,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.decls = append(p.decls, decl{kind: declMethod, name: int32(name), aux: override, clsName: p.currentClass()})
 			nparams, objParam := p.params(true)
 			m.nparams = nparams
+			m.params = append(m.params, p.paramNames...)
 			if cls != nil {
 				p.recordEqualsHashCode(cls, mods, pos, name, typePos, nparams, objParam)
 			}
@@ -188,6 +195,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if cls != nil && cls.pendingMethod != nil {
 			cls.flushMethod()
 		}
+		p.redundantMethodMods(mods, m.open < 0, kind)
 		p.method(m)
 		return pos, nil
 	}
@@ -202,6 +210,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	vg = &varGroupInfo{first: int32(start)}
 	p.varFinal = p.hasMod(mods, "final")
 	p.varStatic = p.hasMod(mods, "static")
+	if kind == bodyInterface || kind == bodyAnnotation {
+		p.redundantFirst(mods, "public", "abstract", "final", "static")
+	}
 	last := p.declarators(fk, pos)
 	p.fieldChecks(mods)
 	vg.count = last.count
@@ -351,6 +362,8 @@ func (p *parser) params(named bool) (int, bool) {
 	n := 0
 	obj := false
 	p.lastParams = p.lastParams[:0]
+	p.paramNames = p.paramNames[:0]
+	p.paramFinals = p.paramFinals[:0]
 	for !p.eof() && !p.at(")") {
 		before := p.p
 		mods := p.modifiers()
@@ -364,6 +377,11 @@ func (p *parser) params(named bool) (int, bool) {
 			p.nwBefore = append(p.nwBefore, int32(p.p))
 		}
 		p.accept("...")
+		for _, i := range mods.toks {
+			if p.toks[i].text == "final" {
+				p.paramFinals = append(p.paramFinals, i)
+			}
+		}
 		if p.at("this") {
 			p.next() // receiver parameter
 		} else if p.isIdent(p.p) {
@@ -375,6 +393,7 @@ func (p *parser) params(named bool) (int, bool) {
 				if named {
 					p.decls = append(p.decls, decl{kind: declParam, name: int32(p.p)})
 				}
+				p.paramNames = append(p.paramNames, int32(p.p))
 				p.hidden(p.p)
 				if !final {
 					p.lastParams = append(p.lastParams, paramInfo{first: int32(before), name: int32(p.p)})
@@ -505,9 +524,19 @@ func (p *parser) typeDecl(modPos int) int {
 		name = p.cur().text
 		p.next()
 	}
+	td := typeDeclInfo{pos: int32(pos)}
+	for _, i := range mods.toks {
+		if p.toks[i].text == "@" && p.atIdx(int(i)+1, "Generated") && !p.atIdx(int(i)+2, ".") {
+			td.generated = true
+		}
+	}
 	if p.at("<") {
 		p.typeParams()
+		for _, tp := range p.typeParamToks {
+			td.typeParams = append(td.typeParams, tp[1])
+		}
 	}
+	p.typeDecls = append(p.typeDecls, td)
 	if kind == bodyRecord && p.at("(") {
 		p.recordHeader()
 	}
@@ -524,6 +553,7 @@ func (p *parser) typeDecl(modPos int) int {
 		p.hfNewFrame = kind == bodyClass || kind == bodyEnum || kind == bodyRecord
 		p.typeStatic = static
 		p.typeScope(kind, name, mods)
+		p.typeMods = mods
 		p.classBody(kind, name)
 	}
 	return pos
@@ -557,6 +587,8 @@ func (p *parser) classBody(kind int, name string) {
 	}
 	p.depth++
 	defer func() { p.depth-- }()
+	p.pushTypeInfo(kind)
+	defer func() { p.typeInfos = p.typeInfos[:len(p.typeInfos)-1] }()
 	own := p.hfNewFrame
 	p.hfNewFrame = false
 	if own {

@@ -72,6 +72,9 @@ const (
 	ParameterNumber              = "ParameterNumber"
 	MethodLength                 = "MethodLength"
 	MissingJavadocMethod         = "MissingJavadocMethod"
+	JavadocMethod                = "JavadocMethod"
+	RedundantModifier            = "RedundantModifier"
+	JavadocType                  = "JavadocType"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -89,7 +92,7 @@ var defaultCodes = []string{
 var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
 	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField, DesignForExtension,
 	RightCurly, AvoidNestedBlocks, NoWhitespaceBefore, EmptyForIteratorPad, MethodParamPad, MissingSwitchDefault,
-	ParameterNumber, MethodLength, MissingJavadocMethod)
+	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

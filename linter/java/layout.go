@@ -29,6 +29,10 @@ type methodInfo struct {
 	mods        modsInfo
 	annField    bool
 	public      bool // MissingJavadocMethod's scope: public, in public types
+	anon        bool // in an anonymous class: out of JavadocMethod's scope
+	ctor, void  bool
+	params      []int32    // parameter names
+	typeParams  [][2]int32 // type parameters: first token and name
 }
 
 // lastBody returns the block the last body parsed was, or one with no
@@ -61,6 +65,7 @@ func (p *parser) method(m methodInfo) {
 	n := len(p.scopes)
 	public := p.inInterface() || p.hasMod(m.mods, "public")
 	m.public = public && n > 0 && p.scopes[n-1] == scopePublic
+	m.anon = n > 0 && p.scopes[n-1] == scopeAnonInner
 	m.mods.toks = append([]int32(nil), m.mods.toks...)
 	p.methods = append(p.methods, m)
 }

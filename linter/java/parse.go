@@ -183,6 +183,13 @@ type parser struct {
 	switches     []switchInfo
 	methods      []methodInfo
 
+	typeParamToks [][2]int32 // the first token and name of each type parameter typeParams read last
+	paramNames    []int32    // the names of the parameters params read last
+	paramFinals   []int32    // the final modifiers of the parameters params read last
+	typeInfos     []typeInfo // per type body being parsed, what RedundantModifier asks of it
+	redundant     []int32    // modifiers RedundantModifier reports
+	typeDecls     []typeDeclInfo
+
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
 	codeDepth int      // >0 inside a method, constructor, initializer or lambda
@@ -791,12 +798,14 @@ func (p *parser) typeArgs() {
 // typeParams parses <T extends A & B, U> on a declaration.
 func (p *parser) typeParams() {
 	p.next()
+	p.typeParamToks = p.typeParamToks[:0]
 	for !p.eof() && !(len(p.text()) > 0 && p.text()[0] == '>') {
 		before := p.p
 		for p.at("@") {
 			p.annotation()
 		}
 		if p.isIdent(p.p) {
+			p.typeParamToks = append(p.typeParamToks, [2]int32{int32(before), int32(p.p)})
 			p.next()
 		}
 		if p.accept("extends") {

@@ -482,6 +482,7 @@ func (p *parser) tryStmt() {
 				mods := p.modifiers()
 				mods.annOK = true
 				p.mods = append(p.mods, mods)
+				p.redundantAll(mods, "final")
 				p.typ()
 				if p.isIdent(p.p) {
 					p.next()

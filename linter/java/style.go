@@ -13,12 +13,16 @@ import (
 // javadocBefore reports whether a Javadoc comment ends on the last line
 // before line (1-based) that is neither blank nor a // comment, as
 // checkstyle's FileContents.getJavadocBefore finds it.
-func (f *file) javadocBefore(line int32) bool {
+func (f *file) javadocBefore(line int32) bool { return f.javadocIndex(line) >= 0 }
+
+// javadocIndex returns the index in f.lx.comments of the Javadoc
+// javadocBefore finds, or -1.
+func (f *file) javadocIndex(line int32) int {
 	if f.javadocEnds == nil {
-		f.javadocEnds = make(map[int32]bool)
-		for _, c := range f.lx.comments {
+		f.javadocEnds = make(map[int32]int)
+		for i, c := range f.lx.comments {
 			if c.javadocOK {
-				f.javadocEnds[c.endLine-1] = true
+				f.javadocEnds[c.endLine-1] = i
 			}
 		}
 	}
@@ -26,7 +30,10 @@ func (f *file) javadocBefore(line int32) bool {
 	for idx > 0 && f.blankOrComment(idx) {
 		idx--
 	}
-	return f.javadocEnds[idx]
+	if i, ok := f.javadocEnds[idx]; ok {
+		return i
+	}
+	return -1
 }
 
 // lineOf returns the text of the 1-based line.
