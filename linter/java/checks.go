@@ -199,7 +199,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -771,6 +771,10 @@ func (f *file) namingChecks() {
 			code, pat, ok = LocalVariableName, patLower, matchLower(name)
 		case declMember:
 			code, pat, ok = MemberName, patLower, matchLower(name)
+		case declStatic:
+			code, pat, ok = StaticVariableName, patLower, matchLower(name)
+		case declLocalFinal:
+			code, pat, ok = LocalFinalVariableName, patLower, matchLower(name)
 		case declConstant:
 			if name == "serialVersionUID" || name == "serialPersistentFields" {
 				continue

@@ -377,11 +377,18 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("allowMissingParamTags", "false")
 		known("allowUnknownTags", "false")
 		known("allowedAnnotations", "Generated")
+	case TypecastParenPad:
+		known("option", "nospace")
+	case InterfaceIsType:
+		known("allowMarkerInterfaces", "true")
+	case NoWhitespaceAfter:
+		known("allowLineBreaks", "true")
+		known("tokens", "ARRAY_INIT, AT, INC, DEC, UNARY_MINUS, UNARY_PLUS, BNOT, LNOT, DOT, ARRAY_DECLARATOR, INDEX_OP")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")
 		known("regexp", "false")
-	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName:
+	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName:
 		np := namePattern{}
 		if v, ok := props["format"]; ok {
 			re, err := compileJava(v)

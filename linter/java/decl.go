@@ -26,6 +26,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	start := p.p
 	if p.at("{") {
 		// instance initializer
+		if c := p.curClass(); c >= 0 && p.topKind() == bodyClass {
+			p.dfeClasses[c].nonStatic = true
+		}
 		p.codeDepth++
 		open, n := p.block(blockInstanceInit)
 		p.codeDepth--
@@ -77,8 +80,12 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	// constructor (or compact constructor of a record)
 	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
 		if c := p.curClass(); kind == bodyClass && c >= 0 {
-			p.dfeClasses[c].ctor = true
-			p.dfeClasses[c].openCtor = p.dfeClasses[c].openCtor || !p.hasMod(mods, "private")
+			d := &p.dfeClasses[c]
+			d.ctor = true
+			private := p.hasMod(mods, "private")
+			d.openCtor = d.openCtor || !private
+			d.privateCtor = d.privateCtor || private
+			d.publicCtor = d.publicCtor || !private && !p.hasMod(mods, "protected")
 		}
 		mods.annOK = true
 		p.mods = append(p.mods, mods)
@@ -131,6 +138,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		// method
 		mods.annOK = !isVoid
 		p.mods = append(p.mods, mods)
+		p.memberFacts(mods, kind, true)
 		p.defs = append(p.defs, int32(pos))
 		p.toks[name].flags |= fNotRef
 		p.next()
@@ -202,6 +210,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	// field(s)
 	mods.annOK = true
 	p.mods = append(p.mods, mods)
+	p.memberFacts(mods, kind, false)
 	fk := p.fieldKind(mods)
 	// JavadocVariable leaves serialVersionUID out.
 	if p.codeDepth == 0 && p.cur().text != "serialVersionUID" {
@@ -266,7 +275,7 @@ func (p *parser) fieldKind(m modsInfo) uint8 {
 	case kind == bodyInterface:
 		return 255
 	case static:
-		return 255 // StaticVariableName, not modelled
+		return declStatic
 	}
 	return declMember
 }
@@ -307,6 +316,7 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 		p.next()
 		last := -1
 		for p.at("[") && p.atIdx(p.p+1, "]") {
+			p.brackets = append(p.brackets, int32(p.p))
 			last = p.p
 			p.next()
 			r.lastLine = p.cur().line
@@ -339,6 +349,7 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 }
 
 func (p *parser) arrayInit() {
+	p.nwAfter = append(p.nwAfter, int32(p.p))
 	p.next() // '{'
 	for !p.eof() && !p.at("}") {
 		before := p.p
@@ -429,6 +440,7 @@ func (p *parser) finalParameters(kind int) {
 func (p *parser) cDims() {
 	last := -1
 	for p.at("[") && p.atIdx(p.p+1, "]") {
+		p.brackets = append(p.brackets, int32(p.p))
 		last = p.p
 		p.next()
 		p.next()
@@ -540,20 +552,33 @@ func (p *parser) typeDecl(modPos int) int {
 	if kind == bodyRecord && p.at("(") {
 		p.recordHeader()
 	}
+	superName := ""
 	for p.at("extends") || p.at("implements") || p.at("permits") || p.isIdent(p.p) && p.cur().text == "permits" {
+		extends := p.at("extends")
 		p.next()
 		for {
+			if extends && superName == "" && p.isIdent(p.p) {
+				save := p.p
+				superName, _, _ = p.qualifiedName(false)
+				p.p, p.split = save, 0
+			}
 			p.typ()
 			if !p.accept(",") {
 				break
 			}
 		}
 	}
+	td.kind = kind
+	p.typeDecls[len(p.typeDecls)-1] = td
 	if p.at("{") {
 		p.hfNewFrame = kind == bodyClass || kind == bodyEnum || kind == bodyRecord
 		p.typeStatic = static
 		p.typeScope(kind, name, mods)
+		if kind == bodyClass {
+			p.classDecl(name, superName, mods, int32(pos))
+		}
 		p.typeMods = mods
+		p.curTypeDecl = int32(len(p.typeDecls) - 1)
 		p.classBody(kind, name)
 	}
 	return pos
@@ -589,6 +614,13 @@ func (p *parser) classBody(kind int, name string) {
 	defer func() { p.depth-- }()
 	p.pushTypeInfo(kind)
 	defer func() { p.typeInfos = p.typeInfos[:len(p.typeInfos)-1] }()
+	p.declStack = append(p.declStack, p.curTypeDecl)
+	p.curTypeDecl = -1
+	defer func() { p.declStack = p.declStack[:len(p.declStack)-1] }()
+	if kind == bodyClass && p.bodyScope >= 0 {
+		p.fcStack = append(p.fcStack, p.bodyClass)
+		defer func() { p.fcStack = p.fcStack[:len(p.fcStack)-1] }()
+	}
 	own := p.hfNewFrame
 	p.hfNewFrame = false
 	if own {

@@ -135,6 +135,9 @@ func (p *parser) unary() int {
 		switch p.text() {
 		case "+", "-", "++", "--", "!", "~":
 			op := p.p
+			if t.text != "!" && t.text != "~" {
+				p.nwAfter = append(p.nwAfter, int32(op))
+			}
 			p.next()
 			n0 := p.mnN()
 			operand := p.unary()
@@ -386,6 +389,7 @@ func (p *parser) postfix(root int, n0 int32) int {
 			p.args()
 		case "[":
 			root = p.p
+			p.brackets = append(p.brackets, int32(p.p))
 			p.next()
 			p.expr()
 			p.accept("]")
@@ -464,6 +468,7 @@ func (p *parser) creator() int {
 	switch {
 	case p.at("["):
 		for p.at("[") {
+			p.brackets = append(p.brackets, int32(p.p))
 			p.next()
 			if !p.at("]") {
 				n0 := p.mnN()

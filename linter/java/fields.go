@@ -3,7 +3,10 @@ package java
 // This file holds the checks about fields and overriding:
 // VisibilityModifier, HiddenField and DesignForExtension.
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // hfFrame is a class, enum, record or enum constant body: HiddenField's
 // FieldFrame.
@@ -160,10 +163,19 @@ const (
 )
 
 // dfeClass is a class DesignForExtension may report.
+// It also holds what FinalClass and HideUtilityClassConstructor ask.
 type dfeClass struct {
 	name           string
 	final          bool
 	ctor, openCtor bool // it declares a constructor; a non-private one
+
+	pos                         int32
+	qualified                   string
+	abstract, static, extends   bool
+	inInterface                 bool // declared in an interface or annotation type
+	privateCtor, publicCtor     bool // a private constructor; a package or public one
+	nonStatic, nonPrivateStatic bool // members (and instance initializers) of each kind
+	nestedSub                   bool // subclassed by a class nested in it (checkstyle 8.36 ignores anonymous ones)
 }
 
 // dfeMethod is a method that can be overridden and is not empty, without
@@ -299,5 +311,82 @@ func (f *file) designForExtension() {
 		f.reportTok(m.first, DesignForExtension, "Class '"+cls+"' looks like designed for extension (can be subclassed), but the method '"+meth+
 			"' does not have javadoc that explains how to do that safely. If class is not designed for extension consider making the class '"+cls+
 			"' final or making the method '"+meth+"' static/final/abstract/empty, or adding allowed annotation for the method.")
+	}
+}
+
+func (p *parser) topKind() int {
+	if n := len(p.bodyKinds); n > 0 {
+		return p.bodyKinds[n-1]
+	}
+	return -1
+}
+
+// classDecl completes the class p.bodyClass about to be parsed (named
+// name, extending superName, at pos) and marks the enclosing classes it
+// subclasses (FinalClass).
+func (p *parser) classDecl(name, superName string, mods modsInfo, pos int32) {
+	c := &p.dfeClasses[p.bodyClass]
+	c.pos = pos
+	c.abstract, c.static, c.extends = p.hasMod(mods, "abstract"), p.hasMod(mods, "static"), superName != ""
+	c.inInterface = p.inInterface()
+	if n := len(p.fcStack); n > 0 {
+		c.qualified = p.dfeClasses[p.fcStack[n-1]].qualified + "." + name
+	} else if p.hasPackage {
+		c.qualified = p.pkgName + "." + name
+	} else {
+		c.qualified = name
+	}
+	if superName == "" {
+		return
+	}
+	for _, o := range p.fcStack {
+		oc := &p.dfeClasses[o]
+		q := oc.qualified
+		if !strings.Contains(superName, ".") {
+			q = oc.name
+		}
+		if q == superName {
+			oc.nestedSub = true
+		}
+	}
+}
+
+// memberFacts notes a method or field of a class body for
+// HideUtilityClassConstructor.
+func (p *parser) memberFacts(mods modsInfo, kind int, method bool) {
+	if n := len(p.declStack); n > 0 && p.declStack[n-1] >= 0 {
+		td := &p.typeDecls[p.declStack[n-1]]
+		td.methods = td.methods || method
+		td.fields = td.fields || !method
+	}
+	c := p.curClass()
+	if c < 0 || kind != bodyClass {
+		return
+	}
+	d := &p.dfeClasses[c]
+	if p.hasMod(mods, "static") {
+		d.nonPrivateStatic = d.nonPrivateStatic || !p.hasMod(mods, "private")
+	} else {
+		d.nonStatic = true
+	}
+}
+
+func (f *file) classChecks() {
+	for i := range f.ps.dfeClasses {
+		c := &f.ps.dfeClasses[i]
+		if f.l.enabled[FinalClass] && c.privateCtor && !c.abstract && !c.final && !c.openCtor && !c.nestedSub && !c.inInterface {
+			f.reportTok(c.pos, FinalClass, "Class "+c.name+" should be declared as final.")
+		}
+		if f.l.enabled[HideUtilityClassConstructor] && !c.abstract && !c.extends && !c.nonStatic && c.nonPrivateStatic &&
+			(!c.ctor || c.publicCtor) && !c.static {
+			f.reportTok(c.pos, HideUtilityClassConstructor, "Utility classes should not have a public or default constructor.")
+		}
+	}
+	if f.l.enabled[InterfaceIsType] {
+		for _, td := range f.ps.typeDecls {
+			if td.kind == bodyInterface && td.fields && !td.methods {
+				f.reportTok(td.pos, InterfaceIsType, "interfaces should describe a type and hence have methods.")
+			}
+		}
 	}
 }

@@ -75,6 +75,13 @@ const (
 	JavadocMethod                = "JavadocMethod"
 	RedundantModifier            = "RedundantModifier"
 	JavadocType                  = "JavadocType"
+	StaticVariableName           = "StaticVariableName"
+	LocalFinalVariableName       = "LocalFinalVariableName"
+	TypecastParenPad             = "TypecastParenPad"
+	FinalClass                   = "FinalClass"
+	HideUtilityClassConstructor  = "HideUtilityClassConstructor"
+	InterfaceIsType              = "InterfaceIsType"
+	NoWhitespaceAfter            = "NoWhitespaceAfter"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -92,7 +99,9 @@ var defaultCodes = []string{
 var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
 	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField, DesignForExtension,
 	RightCurly, AvoidNestedBlocks, NoWhitespaceBefore, EmptyForIteratorPad, MethodParamPad, MissingSwitchDefault,
-	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType)
+	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
+	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
+	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -193,9 +193,11 @@ func (f *file) returnTag(tags []jdTag, used []bool, line int, report bool) {
 // typeDeclInfo is a class, interface, enum, annotation type or record,
 // for JavadocType.
 type typeDeclInfo struct {
-	pos        int32
-	typeParams []int32 // names
-	generated  bool    // annotated @Generated (allowedAnnotations)
+	kind            int
+	methods, fields bool // InterfaceIsType: its methods and fields
+	pos             int32
+	typeParams      []int32 // names
+	generated       bool    // annotated @Generated (allowedAnnotations)
 }
 
 var (

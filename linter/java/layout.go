@@ -130,6 +130,39 @@ func (f *file) layoutChecks() {
 			check(i)
 		}
 	}
+	if f.l.enabled[NoWhitespaceAfter] {
+		followed := func(t *token) bool {
+			ln := f.lines[t.line-1]
+			end := t.end()
+			if end >= ln.end {
+				return false // allowLineBreaks
+			}
+			r, _ := utf8.DecodeRuneInString(f.src[end:ln.end])
+			return javaSpace(r)
+		}
+		for i := range toks {
+			t := &toks[i]
+			if t.kind == tOp && (t.text == "!" || t.text == "~" || t.text == "." || t.text == "@") && followed(t) {
+				f.reportTok(int32(i), NoWhitespaceAfter, "'"+t.text+"' is followed by whitespace.")
+			}
+		}
+		for _, i := range ps.nwAfter {
+			if t := &toks[i]; followed(t) {
+				f.reportTok(i, NoWhitespaceAfter, "'"+t.text+"' is followed by whitespace.")
+			}
+		}
+		// An array declarator or index: what precedes the '[' must not be
+		// followed by white space on its line.
+		for _, i := range ps.brackets {
+			if i == 0 {
+				continue
+			}
+			prev := &toks[i-1]
+			if prev.line == toks[i].line && followed(prev) {
+				f.reportTok(i, NoWhitespaceAfter, "'"+prev.text+"' is followed by whitespace.")
+			}
+		}
+	}
 	if f.l.enabled[EmptyForIteratorPad] {
 		// checkstyle looks at what follows the semicolon and reports at
 		// the empty iterator, which is where the ')' is.

@@ -51,6 +51,8 @@ const (
 	declLocal
 	declMember
 	declConstant
+	declStatic     // StaticVariableName
+	declLocalFinal // LocalFinalVariableName
 )
 
 // decl is a named declaration checked by a naming check.
@@ -189,6 +191,11 @@ type parser struct {
 	typeInfos     []typeInfo // per type body being parsed, what RedundantModifier asks of it
 	redundant     []int32    // modifiers RedundantModifier reports
 	typeDecls     []typeDeclInfo
+	nwAfter       []int32 // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
+	brackets      []int32 // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
+	curTypeDecl   int32   // the typeDecls entry of the type body about to be parsed, or -1
+	declStack     []int32 // per type body being parsed, its typeDecls entry or -1
+	fcStack       []int32 // the classes (dfeClasses) being parsed, outermost first
 
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
@@ -237,7 +244,7 @@ type equalsDiag struct {
 }
 
 func parse(lx *lexer) *parser {
-	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1, mnCur: -1, bodyScope: -1,
+	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1, mnCur: -1, bodyScope: -1, curTypeDecl: -1,
 		hfFrames: []hfFrame{{parent: -1, static: true}},
 		kids:     make(map[int32][2]int32)}
 	p.compilationUnit()
@@ -755,6 +762,7 @@ func (p *parser) typ() int {
 			p.annotation()
 		}
 		if p.at("[") && p.atIdx(p.p+1, "]") {
+			p.brackets = append(p.brackets, int32(p.p))
 			pos = p.p
 			p.next()
 			p.next()

@@ -333,10 +333,10 @@ func (p *parser) localDecl() *varGroupInfo {
 	}
 	kind := uint8(declLocal)
 	if p.hasMod(mods, "final") {
-		kind = 255
+		kind = declLocalFinal
 	}
 	vg := &varGroupInfo{first: int32(start)}
-	p.varFinal = kind == 255
+	p.varFinal = kind == declLocalFinal
 	r := p.declarators(kind, pos)
 	for _, n := range p.declNames {
 		p.hidden(int(n))
@@ -383,6 +383,8 @@ func (p *parser) forStmt() *varGroupInfo {
 		}
 		if !p.hasMod(mods, "final") {
 			p.decls = append(p.decls, decl{kind: declLocal, name: int32(p.p)})
+		} else {
+			p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
 		}
 		p.hidden(p.p)
 		p.defs = append(p.defs, int32(pos))
@@ -409,9 +411,9 @@ func (p *parser) forStmt() *varGroupInfo {
 				}
 				kind := uint8(declLocal)
 				if p.hasMod(mods, "final") {
-					kind = 255
+					kind = declLocalFinal
 				}
-				p.varFinal = kind == 255
+				p.varFinal = kind == declLocalFinal
 				p.declarators(kind, pos)
 				for _, n := range p.declNames {
 					p.hidden(int(n))
@@ -485,6 +487,7 @@ func (p *parser) tryStmt() {
 				p.redundantAll(mods, "final")
 				p.typ()
 				if p.isIdent(p.p) {
+					p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
 					p.next()
 				}
 				if p.at("=") {
@@ -525,6 +528,9 @@ func (p *parser) tryStmt() {
 				p.ws(p.p)
 				p.next()
 				p.typ()
+			}
+			if p.isIdent(p.p) && p.hasMod(mods, "final") {
+				p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
 			}
 			if p.isIdent(p.p) {
 				p.hidden(p.p)

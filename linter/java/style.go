@@ -111,6 +111,24 @@ func (f *file) styleChecks() {
 			}
 		}
 	}
+	if f.l.enabled[TypecastParenPad] {
+		for _, i := range ps.castParens {
+			t := &toks[i]
+			ln := f.lines[t.line-1]
+			if t.text == "(" {
+				if end := t.end(); end < ln.end {
+					if r, _ := utf8.DecodeRuneInString(f.src[end:ln.end]); javaSpace(r) {
+						f.reportTok(i, TypecastParenPad, "'(' is followed by whitespace.")
+					}
+				}
+			} else if t.off > ln.start {
+				before := f.src[ln.start:t.off]
+				if r, _ := utf8.DecodeLastRuneInString(before); javaSpace(r) && !blankJava(before) {
+					f.reportTok(i, TypecastParenPad, "')' is preceded with whitespace.")
+				}
+			}
+		}
+	}
 	if f.l.enabled[OperatorWrap] {
 		for _, i := range ps.opWraps {
 			t := &toks[i]
