@@ -2,6 +2,7 @@ package java
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,7 +200,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -750,6 +751,9 @@ func matchConstant(s string) bool {
 
 func (f *file) namingChecks() {
 	toks := f.lx.toks
+	if f.l.enabled[PackageName] && f.ps.hasPackage {
+		f.packageName()
+	}
 	for _, d := range f.ps.decls {
 		name := toks[d.name].text
 		var code, pat string
@@ -927,5 +931,28 @@ func (f *file) modifierOrder() {
 				break
 			}
 		}
+	}
+}
+
+// patPackage is PackageName's default format.
+const patPackage = `^[a-z]+(\.[a-zA-Z_][a-zA-Z0-9_]*)*$`
+
+var rePackage = regexp.MustCompile(patPackage)
+
+// packageName is checkstyle's PackageName, at the package name's start.
+func (f *file) packageName() {
+	name, pat := f.ps.pkgName, patPackage
+	ok := rePackage.MatchString(name)
+	if np, custom := f.l.names[PackageName]; custom {
+		if np.re != nil {
+			ok, pat = np.re.MatchString(name), np.pattern
+		}
+		if !ok && np.message != "" {
+			f.reportTok(f.ps.pkgFirst, PackageName, messageFormat(np.message, name, pat))
+			return
+		}
+	}
+	if !ok {
+		f.reportTok(f.ps.pkgFirst, PackageName, "Name '"+name+"' must match pattern '"+pat+"'.")
 	}
 }

@@ -122,6 +122,7 @@ type settings struct {
 	todo           *regexp.Regexp // TodoComment's format; nil for the default "TODO:"
 	todoFormat     string
 	names          map[string]namePattern // naming checks with their own format or message
+	opWrapTokens   map[string]bool        // OperatorWrap's tokens
 	excludeFile    []*regexp.Regexp
 	unsupported    []string
 }
@@ -309,16 +310,39 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			}
 			delete(props, "format")
 		}
+	case NeedBraces:
+		known("tokens", "LITERAL_DO, LITERAL_ELSE, LITERAL_FOR, LITERAL_IF, LITERAL_WHILE")
 	case JavadocVariable:
 		known("scope", "private")
 		known("tokens", "ENUM_CONSTANT_DEF")
 	case LeftCurly:
 		known("option", "eol")
 		known("ignoreEnums", "true")
+		known("tokens", "ANNOTATION_DEF, CLASS_DEF, CTOR_DEF, ENUM_CONSTANT_DEF, ENUM_DEF, INTERFACE_DEF, LAMBDA, LITERAL_CASE, "+
+			"LITERAL_CATCH, LITERAL_DEFAULT, LITERAL_DO, LITERAL_ELSE, LITERAL_FINALLY, LITERAL_FOR, LITERAL_IF, LITERAL_SWITCH, "+
+			"LITERAL_SYNCHRONIZED, LITERAL_TRY, LITERAL_WHILE, METHOD_DEF, OBJBLOCK, STATIC_INIT, RECORD_DEF, COMPACT_CTOR_DEF")
 	case ParenPad:
 		known("option", "nospace")
+		known("tokens", "ANNOTATION, ANNOTATION_FIELD_DEF, CTOR_CALL, CTOR_DEF, DOT, ENUM_CONSTANT_DEF, EXPR, LITERAL_CATCH, "+
+			"LITERAL_DO, LITERAL_FOR, LITERAL_IF, LITERAL_NEW, LITERAL_SWITCH, LITERAL_SYNCHRONIZED, LITERAL_WHILE, METHOD_CALL, "+
+			"METHOD_DEF, QUESTION, RESOURCE_SPECIFICATION, SUPER_CTOR_CALL, LAMBDA, RECORD_DEF")
 	case OperatorWrap:
 		known("option", "nl")
+		s.opWrapTokens = tokenSet(defaultOperatorWrapTokens)
+		if v, ok := props["tokens"]; ok {
+			s.opWrapTokens = tokenSet(v)
+			acceptable := tokenSet(defaultOperatorWrapTokens + ", METHOD_REF, ASSIGN, DIV_ASSIGN, PLUS_ASSIGN, MINUS_ASSIGN, " +
+				"STAR_ASSIGN, MOD_ASSIGN, SR_ASSIGN, BSR_ASSIGN, SL_ASSIGN, BXOR_ASSIGN, BOR_ASSIGN, BAND_ASSIGN")
+			for t := range s.opWrapTokens {
+				if !acceptable[t] {
+					return fmt.Errorf("%w: OperatorWrap: token %s is not acceptable", ErrInvalidConfig, t)
+				}
+				if strings.HasSuffix(t, "ASSIGN") {
+					s.unsupport("OperatorWrap: token %s is not supported; module not run", t)
+				}
+			}
+			delete(props, "tokens")
+		}
 	case MagicNumber:
 		known("ignoreNumbers", "-1, 0, 1, 2")
 		known("ignoreHashCodeMethod", "false")
@@ -354,6 +378,7 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	case MethodParamPad:
 		known("option", "nospace")
 		known("allowLineBreaks", "false")
+		known("tokens", "CTOR_DEF, LITERAL_NEW, METHOD_CALL, METHOD_DEF, SUPER_CTOR_CALL, ENUM_CONSTANT_DEF, RECORD_DEF")
 	case ParameterNumber:
 		known("max", "7")
 		known("ignoreOverriddenMethods", "false")
@@ -388,7 +413,7 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")
 		known("regexp", "false")
-	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName:
+	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName, PackageName:
 		np := namePattern{}
 		if v, ok := props["format"]; ok {
 			re, err := compileJava(v)
@@ -522,4 +547,13 @@ func messageFormat(pattern string, args ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// tokenSet reads a comma-separated list of checkstyle token names.
+func tokenSet(v string) map[string]bool {
+	set := make(map[string]bool)
+	for _, t := range splitList(v) {
+		set[t] = true
+	}
+	return set
 }

@@ -110,3 +110,20 @@ func TestSameMessageTwoModules(t *testing.T) {
 	cfg.Select = []string{WhitespaceAfter}
 	assert.Equal(t, []linter.Diagnostic{{Line: 3, Column: 9, Code: WhitespaceAfter, Message: "'if' is not followed by whitespace."}}, lint(t, cfg, code))
 }
+
+// TestOperatorWrapTokens runs OperatorWrap at google_checks' tokens: '::'
+// is checked, the ':' of a conditional is not (checkstyle 8.36's output
+// for the same file).
+func TestOperatorWrapTokens(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{OperatorWrap}
+	got := lint(t, cfg, "class G {\n  java.util.function.Function<Object, String> f = String::\n      valueOf;\n\n"+
+		"  int g(int x) {\n    return x > 0 ?\n        1 :\n        2;\n  }\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 2, Column: 57, Code: OperatorWrap, Message: "'::' should be on a new line."},
+		{Line: 6, Column: 18, Code: OperatorWrap, Message: "'?' should be on a new line."},
+	}, got)
+	_, err := New(linter.Config{Options: map[string]string{OptionConfig: `<module name="Checker"><module name="TreeWalker">` +
+		`<module name="OperatorWrap"><property name="tokens" value="PLUS, NOPE"/></module></module></module>`}})
+	assert.ErrorIs(t, err, ErrInvalidConfig, "a token OperatorWrap does not accept")
+}

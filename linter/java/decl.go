@@ -60,6 +60,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
+		p.defStarts = append(p.defStarts, int32(start))
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
 		p.typeStatic = p.hasMod(mods, "static")
@@ -79,6 +80,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	// constructor (or compact constructor of a record)
 	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
+		p.defStarts = append(p.defStarts, int32(start))
 		if c := p.curClass(); kind == bodyClass && c >= 0 {
 			d := &p.dfeClasses[c]
 			d.ctor = true
@@ -134,6 +136,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		return pos, nil
 	}
 	name := p.p
+	if p.isIdent(p.p) {
+		p.defStarts = append(p.defStarts, int32(start))
+	}
 	if p.atIdx(p.p+1, "(") {
 		// method
 		mods.annOK = !isVoid
@@ -745,6 +750,7 @@ func (p *parser) enumConstants(open int) int {
 			continue
 		}
 		p.defs = append(p.defs, int32(start))
+		p.defStarts = append(p.defStarts, int32(start))
 		if p.codeDepth == 0 {
 			p.fieldDefs = append(p.fieldDefs, int32(start))
 		}

@@ -158,7 +158,7 @@ func (p *parser) unary() int {
 				p.typ()
 				for p.at("&") {
 					p.ws(p.p)
-					p.opWraps = append(p.opWraps, int32(p.p))
+					p.typeAnds = append(p.typeAnds, int32(p.p))
 					p.next()
 					p.typ()
 				}
@@ -401,6 +401,7 @@ func (p *parser) postfix(root int, n0 int32) int {
 			p.mnRange(n0)
 		case "::":
 			root = p.p
+			p.methodRefs = append(p.methodRefs, int32(p.p))
 			p.mnRange(n0)
 			p.next()
 			if p.at("<") {

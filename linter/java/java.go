@@ -82,6 +82,10 @@ const (
 	HideUtilityClassConstructor  = "HideUtilityClassConstructor"
 	InterfaceIsType              = "InterfaceIsType"
 	NoWhitespaceAfter            = "NoWhitespaceAfter"
+	InvalidJavadocPosition       = "InvalidJavadocPosition"
+	PackageName                  = "PackageName"
+	SimplifyBooleanExpression    = "SimplifyBooleanExpression"
+	SimplifyBooleanReturn        = "SimplifyBooleanReturn"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -101,7 +105,8 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	RightCurly, AvoidNestedBlocks, NoWhitespaceBefore, EmptyForIteratorPad, MethodParamPad, MissingSwitchDefault,
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
-	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter)
+	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

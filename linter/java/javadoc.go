@@ -296,3 +296,38 @@ func (f *file) javadocTypes() {
 		}
 	}
 }
+
+// invalidJavadocPositions reports the Javadoc comments that are not right
+// before a definition (checkstyle's BlockCommentPosition): the first code
+// token after the comment must start a type, field, method, constructor or
+// enum constant.
+func (f *file) invalidJavadocPositions() {
+	if !f.l.enabled[InvalidJavadocPosition] {
+		return
+	}
+	toks := f.lx.toks
+	starts := make(map[int32]bool, len(f.ps.defStarts))
+	for _, i := range f.ps.defStarts {
+		starts[i] = true
+	}
+	// Of several Javadoc comments before one definition only the last
+	// is its.
+	var jds []comment
+	for _, c := range f.lx.comments {
+		if c.javadocOK {
+			jds = append(jds, c)
+		}
+	}
+	k := 0
+	for n, c := range jds {
+		for k < len(toks) && toks[k].kind != tEOF && toks[k].off < c.end {
+			k++
+		}
+		last := n+1 == len(jds) || k >= len(toks) || jds[n+1].off > toks[k].off
+		if k < len(toks) && toks[k].kind != tEOF && starts[int32(k)] && last {
+			continue
+		}
+		line, _ := lineOfOffset(f.lx.lines, c.off)
+		f.report(int(line), f.column(line, c.off), InvalidJavadocPosition, "Javadoc comment is placed in the wrong location.")
+	}
+}

@@ -128,6 +128,8 @@ type parser struct {
 	// InnerAssignment's loop idiom walks.
 	kids       map[int32][2]int32
 	opWraps    []int32 // operators OperatorWrap checks
+	typeAnds   []int32 // '&' of type bounds and intersection casts (TYPE_EXTENSION_AND)
+	methodRefs []int32 // '::'
 	castParens []int32 // '(' and ')' of casts, which ParenPad leaves to TypecastParenPad
 	noPad      []int32 // parens of for loops next to an empty init or iterator
 	forExprs   bool    // the expression list about to be parsed is a for loop's init or iterator
@@ -193,9 +195,17 @@ type parser struct {
 	typeDecls     []typeDeclInfo
 	nwAfter       []int32 // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
 	brackets      []int32 // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
-	curTypeDecl   int32   // the typeDecls entry of the type body about to be parsed, or -1
-	declStack     []int32 // per type body being parsed, its typeDecls entry or -1
-	fcStack       []int32 // the classes (dfeClasses) being parsed, outermost first
+	defStarts     []int32 // first tokens of type, field, method and enum constant definitions: a Javadoc's place
+	pkgFirst      int32   // the package name's first identifier, where PackageName reports
+
+	// SimplifyBooleanReturn: whether the statement, the first statement of
+	// the block and the body just parsed are `return true;` or `return
+	// false;`, and the ifs whose both branches are.
+	boolReturn, stmtBoolReturn, firstBoolReturn, bodyBoolReturn bool
+	boolIfs                                                     []int32
+	curTypeDecl                                                 int32   // the typeDecls entry of the type body about to be parsed, or -1
+	declStack                                                   []int32 // per type body being parsed, its typeDecls entry or -1
+	fcStack                                                     []int32 // the classes (dfeClasses) being parsed, outermost first
 
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
@@ -544,6 +554,11 @@ func (p *parser) compilationUnit() {
 		}
 	}
 	if p.at("package") {
+		if annStart >= 0 {
+			p.defStarts = append(p.defStarts, int32(annStart))
+		} else {
+			p.defStarts = append(p.defStarts, int32(p.p))
+		}
 		p.hasPackage = true
 		p.collectFrom = start
 		if annStart >= 0 {
@@ -552,8 +567,9 @@ func (p *parser) compilationUnit() {
 			p.defs = append(p.defs, int32(p.p))
 		}
 		p.next()
-		name, _, last := p.qualifiedName(false)
+		name, first, last := p.qualifiedName(false)
 		p.pkgName = name
+		p.pkgFirst = int32(first)
 		p.semi(last)
 	}
 	for p.at("import") || p.at(";") {
@@ -819,7 +835,7 @@ func (p *parser) typeParams() {
 		if p.accept("extends") {
 			p.typ()
 			for p.at("&") {
-				p.opWraps = append(p.opWraps, int32(p.p))
+				p.typeAnds = append(p.typeAnds, int32(p.p))
 				p.ws(p.p)
 				p.next()
 				p.typ()

@@ -39,6 +39,7 @@ func (p *parser) block(kind int) (int, int) {
 func (p *parser) statements() (int, int) {
 	n := 0
 	first := -1
+	p.firstBoolReturn = false
 
 	var prevVar *varGroupInfo
 	for !p.eof() && !p.at("}") && !p.at("case") && !(p.at("default") && (p.atIdx(p.p+1, ":") || p.atIdx(p.p+1, "->"))) {
@@ -52,6 +53,7 @@ func (p *parser) statements() (int, int) {
 		vg := p.statement()
 		if n == 0 {
 			first = p.stmtPos
+			p.firstBoolReturn = p.stmtBoolReturn
 		}
 		p.lastStmt = p.stmtPos
 		n++
@@ -80,6 +82,7 @@ func (p *parser) statements() (int, int) {
 func (p *parser) body() (isBlock bool, open int, empty bool) {
 	if p.at("{") {
 		open, n := p.block(blockNormal)
+		p.bodyBoolReturn = p.firstBoolReturn
 		p.curly(open, p.blockFirst)
 		p.bodyBlock = true
 		p.bodyRC = rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1}
@@ -87,6 +90,7 @@ func (p *parser) body() (isBlock bool, open int, empty bool) {
 	}
 	p.stmtCtx = ctxControl
 	p.statement()
+	p.bodyBoolReturn = p.stmtBoolReturn
 	p.bodyBlock = false
 	return false, -1, false
 }
@@ -125,7 +129,12 @@ func (p *parser) statement() *varGroupInfo {
 	start := p.p
 	ctx := p.stmtCtx
 	p.stmtCtx = ctxNone
+	p.boolReturn = false
 	vg := p.statement0(start, ctx)
+	// boolReturn is set by the return branch, last: for any other
+	// statement it was reset above or by the statements nested in it.
+	p.stmtBoolReturn = p.boolReturn && p.ownFor == start
+	p.boolReturn = false
 	if p.ownFor != start {
 		p.stmtPos = start
 	}
@@ -167,6 +176,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.parenExpr()
 			p.bodyBlock = false
 			p.control(kw)
+			thenReturns := p.bodyBoolReturn
 			rc := p.lastBody()
 			if p.at("else") {
 				rc.next = int32(p.p)
@@ -178,6 +188,9 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 					p.bodyBlock = false
 					p.control(ekw)
 					p.rightCurly(p.lastBody())
+					if thenReturns && p.bodyBoolReturn {
+						p.boolIfs = append(p.boolIfs, int32(kw))
+					}
 				}
 			} else {
 				p.rightCurly(rc)
@@ -219,8 +232,11 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 				p.semi(-1)
 				return nil
 			}
+			lit := p.toks[p.p].kind == tKeyword && (p.at("true") || p.at("false")) && p.atIdx(p.p+1, ";")
 			root := p.expr()
 			p.semi(root)
+			p.boolReturn = lit
+			p.own(start, kw)
 			return nil
 		case "throw":
 			p.next()
@@ -318,6 +334,7 @@ func (p *parser) localDecl() *varGroupInfo {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
+		p.defStarts = append(p.defStarts, int32(start))
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
 		p.typeMods = mods

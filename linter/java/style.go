@@ -130,16 +130,28 @@ func (f *file) styleChecks() {
 		}
 	}
 	if f.l.enabled[OperatorWrap] {
-		for _, i := range ps.opWraps {
+		check := func(i int32, name string) {
+			if !f.l.opWrapTokens[name] {
+				return
+			}
 			t := &toks[i]
 			ln := f.lines[t.line-1]
 			line := f.src[ln.start:ln.end]
 			if strings.Trim(line, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\v\f\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ") == t.text {
-				continue
+				return
 			}
 			if blankJava(f.src[t.end():ln.end]) {
 				f.reportTok(i, OperatorWrap, "'"+t.text+"' should be on a new line.")
 			}
+		}
+		for _, i := range ps.opWraps {
+			check(i, operatorTokens[toks[i].text])
+		}
+		for _, i := range ps.typeAnds {
+			check(i, "TYPE_EXTENSION_AND")
+		}
+		for _, i := range ps.methodRefs {
+			check(i, "METHOD_REF")
 		}
 	}
 	if f.l.enabled[InnerAssignment] {
@@ -198,4 +210,49 @@ func (f *file) loopIdiom() map[int32]bool {
 		walk(r)
 	}
 	return allowed
+}
+
+// operatorTokens are checkstyle's token names of the operators OperatorWrap
+// may check ('&' of type bounds is TYPE_EXTENSION_AND, kept apart).
+var operatorTokens = map[string]string{
+	"?": "QUESTION", ":": "COLON", "==": "EQUAL", "!=": "NOT_EQUAL", "/": "DIV", "+": "PLUS", "-": "MINUS",
+	"*": "STAR", "%": "MOD", ">>": "SR", ">>>": "BSR", ">=": "GE", ">": "GT", "<<": "SL", "<=": "LE", "<": "LT",
+	"^": "BXOR", "|": "BOR", "||": "LOR", "&": "BAND", "&&": "LAND", "instanceof": "LITERAL_INSTANCEOF",
+}
+
+// defaultOperatorWrapTokens are OperatorWrap's default tokens.
+const defaultOperatorWrapTokens = "QUESTION, COLON, EQUAL, NOT_EQUAL, DIV, PLUS, MINUS, STAR, MOD, SR, BSR, GE, GT, SL, LE, LT, " +
+	"BXOR, BOR, LOR, BAND, LAND, TYPE_EXTENSION_AND, LITERAL_INSTANCEOF"
+
+// simplifyBoolean is SimplifyBooleanExpression (a true or false operand of
+// ==, !=, !, || or &&) and SimplifyBooleanReturn (an if whose branches
+// each return a boolean literal first).
+func (f *file) simplifyBoolean() {
+	toks := f.lx.toks
+	ps := f.ps
+	if f.l.enabled[SimplifyBooleanExpression] {
+		literal := func(i int32) bool {
+			for i >= 0 && toks[i].text == "(" {
+				k, ok := ps.kids[i]
+				if !ok {
+					return false
+				}
+				i = k[0]
+			}
+			return i >= 0 && toks[i].kind == tKeyword && (toks[i].text == "true" || toks[i].text == "false")
+		}
+		for op, k := range ps.kids {
+			switch toks[op].text {
+			case "==", "!=", "||", "&&", "!":
+				if literal(k[0]) || k[1] >= 0 && literal(k[1]) {
+					f.reportTok(op, SimplifyBooleanExpression, "Expression can be simplified.")
+				}
+			}
+		}
+	}
+	if f.l.enabled[SimplifyBooleanReturn] {
+		for _, i := range ps.boolIfs {
+			f.reportTok(i, SimplifyBooleanReturn, "Conditional logic can be removed.")
+		}
+	}
 }
