@@ -217,6 +217,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	p.mods = append(p.mods, mods)
 	p.memberFacts(mods, kind, false)
 	fk := p.fieldKind(mods)
+	p.styleDef(jsDef{pos: int32(pos)})
 	// JavadocVariable leaves serialVersionUID out.
 	if p.codeDepth == 0 && p.cur().text != "serialVersionUID" {
 		p.fieldDefs = append(p.fieldDefs, int32(pos))
@@ -554,6 +555,7 @@ func (p *parser) typeDecl(modPos int) int {
 		}
 	}
 	p.typeDecls = append(p.typeDecls, td)
+	p.styleDef(jsDef{pos: int32(pos), typeParams: td.typeParams})
 	if kind == bodyRecord && p.at("(") {
 		p.recordHeader()
 	}
@@ -751,6 +753,7 @@ func (p *parser) enumConstants(open int) int {
 		}
 		p.defs = append(p.defs, int32(start))
 		p.defStarts = append(p.defStarts, int32(start))
+		p.styleDef(jsDef{pos: int32(start)})
 		if p.codeDepth == 0 {
 			p.fieldDefs = append(p.fieldDefs, int32(start))
 		}

@@ -86,6 +86,7 @@ const (
 	PackageName                  = "PackageName"
 	SimplifyBooleanExpression    = "SimplifyBooleanExpression"
 	SimplifyBooleanReturn        = "SimplifyBooleanReturn"
+	JavadocStyle                 = "JavadocStyle"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -106,7 +107,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -66,6 +66,12 @@ func (p *parser) method(m methodInfo) {
 	public := p.inInterface() || p.hasMod(m.mods, "public")
 	m.public = public && n > 0 && p.scopes[n-1] == scopePublic
 	m.anon = n > 0 && p.scopes[n-1] == scopeAnonInner
+	var tps []int32
+	for _, tp := range m.typeParams {
+		tps = append(tps, tp[1])
+	}
+	p.styleDef(jsDef{pos: m.pos, typeParams: tps, method: !m.ctor && !m.annField,
+		static: p.hasMod(m.mods, "static"), private: p.hasMod(m.mods, "private")})
 	m.mods.toks = append([]int32(nil), m.mods.toks...)
 	p.methods = append(p.methods, m)
 }

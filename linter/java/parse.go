@@ -203,6 +203,7 @@ type parser struct {
 	// false;`, and the ifs whose both branches are.
 	boolReturn, stmtBoolReturn, firstBoolReturn, bodyBoolReturn bool
 	boolIfs                                                     []int32
+	jsDefs                                                      []jsDef // definitions JavadocStyle checks
 	curTypeDecl                                                 int32   // the typeDecls entry of the type body about to be parsed, or -1
 	declStack                                                   []int32 // per type body being parsed, its typeDecls entry or -1
 	fcStack                                                     []int32 // the classes (dfeClasses) being parsed, outermost first
