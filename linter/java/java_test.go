@@ -295,9 +295,13 @@ func TestBadInput(t *testing.T) {
 		"keywords":              "class interface enum record switch case default -> yield new ;",
 		"invalid utf8":          "class A { String s = \"\xff\xfe\"; int \xc3x; }\n",
 	}
+	// Every configuration: sun_checks runs every check implemented.
+	configs := []linter.Config{{}, {Options: map[string]string{OptionConfig: SunChecks}}, {Options: map[string]string{OptionConfig: GoogleChecks}}}
 	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
-			assert.NotPanics(t, func() { lint(t, linter.Config{}, in) })
+			for _, cfg := range configs {
+				assert.NotPanics(t, func() { lint(t, cfg, in) })
+			}
 		})
 	}
 	got := lint(t, linter.Config{}, inputs["crlf and tabs"])
@@ -334,6 +338,7 @@ var pathological = []string{"(a;", "x = (a; ", "a<b<", "a<b.c,", "(a.b.c.d.e.f.g
 func TestPathologicalInput(t *testing.T) {
 	for _, p := range pathological {
 		lint(t, linter.Config{}, "import a.b; class A { void f() {"+strings.Repeat(p, 2000))
+		lint(t, linter.Config{Options: map[string]string{OptionConfig: SunChecks}}, "import a.b; class A { void f() {"+strings.Repeat(p, 2000))
 	}
 }
 
