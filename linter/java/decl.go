@@ -71,6 +71,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	var typeParams [][2]int32
 	if p.at("<") {
+		p.genMethodDef = true
 		p.typeParams()
 		typeParams = append(typeParams, p.typeParamToks...)
 	}

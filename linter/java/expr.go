@@ -371,6 +371,7 @@ func (p *parser) postfix(root int, n0 int32) int {
 			p.mnRange(n0)
 			p.next()
 			if p.at("<") {
+				p.genBeforeMethod = true
 				p.typeArgs()
 			}
 			switch {
@@ -405,6 +406,7 @@ func (p *parser) postfix(root int, n0 int32) int {
 			p.mnRange(n0)
 			p.next()
 			if p.at("<") {
+				p.genBeforeMethod = true
 				p.typeArgs()
 			}
 			if p.isIdent(p.p) || p.at("new") {

@@ -87,6 +87,7 @@ const (
 	SimplifyBooleanExpression    = "SimplifyBooleanExpression"
 	SimplifyBooleanReturn        = "SimplifyBooleanReturn"
 	JavadocStyle                 = "JavadocStyle"
+	GenericWhitespace            = "GenericWhitespace"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -107,7 +108,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -198,6 +198,12 @@ type parser struct {
 	defStarts     []int32 // first tokens of type, field, method and enum constant definitions: a Javadoc's place
 	pkgFirst      int32   // the package name's first identifier, where PackageName reports
 
+	// GenericWhitespace: the angle brackets of type arguments and
+	// parameters in source order, and what the next '<' opens.
+	generics        []genEvent
+	genMethodDef    bool // type parameters of a method or constructor
+	genBeforeMethod bool // type arguments of a method call or reference
+
 	// SimplifyBooleanReturn: whether the statement, the first statement of
 	// the block and the body just parsed are `return true;` or `return
 	// false;`, and the ifs whose both branches are.
@@ -791,6 +797,7 @@ func (p *parser) typ() int {
 
 // typeArgs parses <...> type arguments (or a diamond).
 func (p *parser) typeArgs() {
+	ev := p.genericStart()
 	p.next()
 	for !p.eof() && !(len(p.text()) > 0 && p.text()[0] == '>') {
 		before := p.p
@@ -817,11 +824,13 @@ func (p *parser) typeArgs() {
 			}
 		}
 	}
+	p.genericEnd(ev)
 	p.closeAngle()
 }
 
 // typeParams parses <T extends A & B, U> on a declaration.
 func (p *parser) typeParams() {
+	ev := p.genericStart()
 	p.next()
 	p.typeParamToks = p.typeParamToks[:0]
 	for !p.eof() && !(len(p.text()) > 0 && p.text()[0] == '>') {
@@ -846,5 +855,6 @@ func (p *parser) typeParams() {
 			return
 		}
 	}
+	p.genericEnd(ev)
 	p.closeAngle()
 }
