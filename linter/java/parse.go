@@ -111,18 +111,17 @@ type parser struct {
 	lastParams  []paramInfo // the parameters params read last
 	finalParams []paramInfo // parameters FinalParameters reports
 
-	fieldDefs   []int32 // AST positions of fields and enum constants outside code (JavadocVariable)
-	curlies     []curly // braces LeftCurly checks
-	blockFirst  int     // the AST position of the first statement of the block just parsed, or -1
-	stmtPos     int     // the AST position of the statement just parsed
-	ownFor      int     // the statement whose stmtPos a branch of statement0 set
-	stmtCtx     int     // what holds the statement about to be parsed (ctxBlock...)
-	inCase      bool    // the statements about to be parsed follow a case label
-	caseBlock   bool    // the block about to be parsed is first in a case group
-	blockAsStmt []int32 // '{' of blocks that are statements (AvoidNestedBlocks); nil when not collected
-	assignCtx   int     // the expression about to be parsed may be an assignment (assignAllowed)
-	assigns     []int32 // assignments InnerAssignment reports, unless in loopConds' idiom
-	loopConds   []int32 // roots of the conditions of while loops
+	fieldDefs  []int32 // AST positions of fields and enum constants outside code (JavadocVariable)
+	curlies    []curly // braces LeftCurly checks
+	blockFirst int     // the AST position of the first statement of the block just parsed, or -1
+	stmtPos    int     // the AST position of the statement just parsed
+	ownFor     int     // the statement whose stmtPos a branch of statement0 set
+	stmtCtx    int     // what holds the statement about to be parsed (ctxBlock...)
+	inCase     bool    // the statements about to be parsed follow a case label
+	caseBlock  bool    // the block about to be parsed is first in a case group
+	assignCtx  int     // the expression about to be parsed may be an assignment (assignAllowed)
+	assigns    []int32 // assignments InnerAssignment reports, unless in loopConds' idiom
+	loopConds  []int32 // roots of the conditions of while loops
 	// kids are the operands' roots of the logical, bitwise and comparison
 	// operators, of '!' and of parenthesized expressions: the tree
 	// InnerAssignment's loop idiom walks.
@@ -150,11 +149,10 @@ type parser struct {
 	// constant bodies with their fields, and the parameters and local
 	// variables that may hide one.
 	hfFrames   []hfFrame
-	hfCur      int32  // the innermost frame (0 is the file's)
-	hfOwn      []bool // per type body being parsed: whether it has a frame
-	hfNewFrame bool   // the type body about to be parsed has a frame
-	hfStatic   bool   // what is being parsed is in a static context (isInStatic)
-	hfCands    []hfCand
+	hfCur      int32   // the innermost frame (0 is the file's)
+	hfOwn      []bool  // per type body being parsed: whether it has a frame
+	hfNewFrame bool    // the type body about to be parsed has a frame
+	hfStatic   bool    // what is being parsed is in a static context (isInStatic)
 	typeStatic bool    // the type about to be declared is static
 	varStatic  bool    // the fields about to be declared are static
 	anonDepth  int     // anonymous class bodies being parsed

@@ -36,15 +36,6 @@ func (f *file) javadocIndex(line int32) int {
 	return -1
 }
 
-// lineOf returns the text of the 1-based line.
-func (f *file) lineOf(line int32) string {
-	if line < 1 || int(line) > len(f.lines) {
-		return ""
-	}
-	ln := f.lines[line-1]
-	return f.src[ln.start:ln.end]
-}
-
 // blankJava reports whether s is all Character.isWhitespace.
 func blankJava(s string) bool {
 	for _, r := range s {
