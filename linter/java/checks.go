@@ -342,16 +342,46 @@ func (f *file) whitespaceAround() {
 		return
 	}
 	toks := f.lx.toks
+	// Empty bodies the allowEmpty* properties allow: neither brace is
+	// checked.
+	var skip map[int32]bool
+	for _, e := range f.ps.emptyBodies {
+		if f.l.wsAllowEmpty[e.kind] {
+			if skip == nil {
+				skip = make(map[int32]bool)
+			}
+			skip[e.open], skip[e.open+1] = true, true
+		}
+	}
+	var forEach map[int32]bool
+	if f.l.wsForEachColon {
+		forEach = make(map[int32]bool, len(f.ps.forEachColons))
+		for _, i := range f.ps.forEachColons {
+			forEach[i] = true
+		}
+	}
+	notPreceded := func(t *token) string {
+		if f.l.wsNotPreceded != "" {
+			return messageFormat(f.l.wsNotPreceded, t.text)
+		}
+		return "'" + t.text + "' is not preceded with whitespace."
+	}
+	notFollowed := func(t *token) string {
+		if f.l.wsNotFollowed != "" {
+			return messageFormat(f.l.wsNotFollowed, t.text)
+		}
+		return "'" + t.text + "' is not followed by whitespace."
+	}
 	for i := range toks {
 		t := &toks[i]
-		if t.role != rWS {
+		if t.role != rWS && !forEach[int32(i)] || skip[int32(i)] {
 			continue
 		}
 		ln := f.lines[t.line-1]
 		if t.flags&fNoBefore == 0 && t.off > ln.start {
 			r, _ := utf8.DecodeLastRuneInString(f.src[ln.start:t.off])
 			if !javaSpace(r) {
-				f.reportTok(int32(i), WhitespaceAround, "'"+t.text+"' is not preceded with whitespace.")
+				f.reportTok(int32(i), WhitespaceAround, notPreceded(t))
 			}
 		}
 		if end := t.end(); t.flags&fNoAfter == 0 && end < ln.end {
@@ -360,7 +390,7 @@ func (f *file) whitespaceAround() {
 				continue
 			}
 			if !javaSpace(r) {
-				f.reportTok(int32(i), WhitespaceAround, "'"+t.text+"' is not followed by whitespace.")
+				f.reportTok(int32(i), WhitespaceAround, notFollowed(t))
 			}
 		}
 	}
@@ -955,4 +985,19 @@ func (f *file) packageName() {
 	if !ok {
 		f.reportTok(f.ps.pkgFirst, PackageName, "Name '"+name+"' must match pattern '"+pat+"'.")
 	}
+}
+
+// Kinds of empty bodies WhitespaceAround may allow.
+const (
+	emptyMethod uint8 = iota
+	emptyCtor
+	emptyLoop
+	emptyLambda
+	emptyType
+)
+
+// emptyBody is a "{}" body: the '{', followed directly by its '}'.
+type emptyBody struct {
+	open int32
+	kind uint8
 }

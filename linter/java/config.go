@@ -123,6 +123,10 @@ type settings struct {
 	todoFormat     string
 	names          map[string]namePattern // naming checks with their own format or message
 	opWrapTokens   map[string]bool        // OperatorWrap's tokens
+	wsAllowEmpty   map[uint8]bool         // WhitespaceAround's allowEmpty* that are set
+	wsForEachColon bool                   // WhitespaceAround's ignoreEnhancedForColon is false
+	wsNotPreceded  string                 // WhitespaceAround's messages, "" for the default
+	wsNotFollowed  string
 	excludeFile    []*regexp.Regexp
 	unsupported    []string
 }
@@ -310,6 +314,35 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			}
 			delete(props, "format")
 		}
+	case WhitespaceAround:
+		known("tokens", "ASSIGN, BAND, BAND_ASSIGN, BOR, BOR_ASSIGN, BSR, BSR_ASSIGN, BXOR, BXOR_ASSIGN, COLON, DIV, "+
+			"DIV_ASSIGN, DO_WHILE, EQUAL, GE, GT, LAMBDA, LAND, LCURLY, LE, LITERAL_CATCH, LITERAL_DO, LITERAL_ELSE, "+
+			"LITERAL_FINALLY, LITERAL_FOR, LITERAL_IF, LITERAL_RETURN, LITERAL_SWITCH, LITERAL_SYNCHRONIZED, LITERAL_TRY, "+
+			"LITERAL_WHILE, LOR, LT, MINUS, MINUS_ASSIGN, MOD, MOD_ASSIGN, NOT_EQUAL, PLUS, PLUS_ASSIGN, QUESTION, RCURLY, "+
+			"SL, SLIST, SL_ASSIGN, SR, SR_ASSIGN, STAR, STAR_ASSIGN, LITERAL_ASSERT, TYPE_EXTENSION_AND")
+		for prop, kind := range map[string]uint8{"allowEmptyConstructors": emptyCtor, "allowEmptyMethods": emptyMethod,
+			"allowEmptyTypes": emptyType, "allowEmptyLoops": emptyLoop, "allowEmptyLambdas": emptyLambda} {
+			if v, ok := props[prop]; ok && (v == "true" || v == "false") {
+				if v == "true" {
+					if s.wsAllowEmpty == nil {
+						s.wsAllowEmpty = make(map[uint8]bool)
+					}
+					s.wsAllowEmpty[kind] = true
+				}
+				delete(props, prop)
+			}
+		}
+		known("allowEmptyCatches", "false")
+		if v, ok := props["ignoreEnhancedForColon"]; ok && (v == "true" || v == "false") {
+			s.wsForEachColon = v == "false"
+			delete(props, "ignoreEnhancedForColon")
+		}
+		if v, ok := m.Messages["ws.notPreceded"]; ok {
+			s.wsNotPreceded = v
+		}
+		if v, ok := m.Messages["ws.notFollowed"]; ok {
+			s.wsNotFollowed = v
+		}
 	case NeedBraces:
 		known("tokens", "LITERAL_DO, LITERAL_ELSE, LITERAL_FOR, LITERAL_IF, LITERAL_WHILE")
 	case JavadocVariable:
@@ -450,6 +483,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	// run at all: findings at the wrong properties would be wrong ones.
 	n := len(s.unsupported)
 	for k := range m.Messages {
+		if code == WhitespaceAround && (k == "ws.notPreceded" || k == "ws.notFollowed") {
+			continue
+		}
 		if !(k == "name.invalidPattern" && s.names[code].message != "") {
 			s.unsupport("%s: message %s is not supported; module not run", code, k)
 		}

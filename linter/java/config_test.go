@@ -38,8 +38,9 @@ func TestBuiltinConfigs(t *testing.T) {
 	assert.True(t, google.enabled[OneStatementPerLine])
 	assert.False(t, google.enabled[FileLength])
 	assert.Contains(t, google.Unsupported(), "module Indentation is not implemented")
-	assert.Contains(t, google.Unsupported(), `WhitespaceAround: property allowEmptyMethods="true" is not supported; module not run`)
-	assert.False(t, google.enabled[WhitespaceAround], "a module with an unsupported property is not run")
+	assert.Contains(t, google.Unsupported(), `NoWhitespaceBefore: property allowLineBreaks="true" is not supported; module not run`)
+	assert.False(t, google.enabled[NoWhitespaceBefore], "a module with an unsupported property is not run")
+	assert.True(t, google.enabled[WhitespaceAround], "its allowEmpty*, ignoreEnhancedForColon and messages are implemented")
 
 	def, err := New(linter.Config{})
 	require.NoError(t, err)
@@ -126,4 +127,20 @@ func TestOperatorWrapTokens(t *testing.T) {
 	_, err := New(linter.Config{Options: map[string]string{OptionConfig: `<module name="Checker"><module name="TreeWalker">` +
 		`<module name="OperatorWrap"><property name="tokens" value="PLUS, NOPE"/></module></module></module>`}})
 	assert.ErrorIs(t, err, ErrInvalidConfig, "a token OperatorWrap does not accept")
+}
+
+// TestWhitespaceAroundGoogle runs WhitespaceAround at google_checks'
+// properties: empty constructors, methods, loops, lambdas and types are
+// allowed, the colon of an enhanced for is checked and the messages are
+// google's (checkstyle 8.36's output for the same file).
+func TestWhitespaceAroundGoogle(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{WhitespaceAround}
+	got := lint(t, cfg, "class W {\n  W() {}\n\n  void f(int[] a) {\n    for (int i : a) {}\n    for (int j: a) {\n      j++;\n    }\n"+
+		"    Runnable r = () -> {};\n    if (a == null) {}\n    new Object() {};\n  }\n\n  interface I {}\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 6, Column: 15, Code: WhitespaceAround, Message: "WhitespaceAround: ':' is not preceded with whitespace."},
+		{Line: 10, Column: 20, Code: WhitespaceAround, Message: "WhitespaceAround: '{' is not followed by whitespace. Empty blocks may only be represented as {} when not part of a multi-block statement (4.1.3)"},
+		{Line: 10, Column: 21, Code: WhitespaceAround, Message: "WhitespaceAround: '}' is not preceded with whitespace."},
+	}, got)
 }

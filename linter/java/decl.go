@@ -110,10 +110,13 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if p.at("{") {
 			p.finalParameters(kind)
 			p.codeDepth++
-			open, _ := p.block(blockNormal)
+			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			m.open, m.close = int32(open), int32(p.blockClose)
+			if n == 0 {
+				p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyCtor})
+			}
 		} else {
 			p.semi(p.p - 1)
 		}
@@ -190,6 +193,8 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			m.open, m.close = int32(open), int32(p.blockClose)
 			if n > 0 {
 				p.designForExtension(start, name, mods, kind)
+			} else {
+				p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyMethod})
 			}
 			if cls != nil && cls.pendingMethod != nil {
 				cls.pendingMethod.hasBody = true
@@ -645,6 +650,9 @@ func (p *parser) classBody(kind int, name string) {
 	open := p.p
 	p.ws(open)
 	p.curly(open, curlyNoBreak)
+	if p.atIdx(open+1, "}") {
+		p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyType})
+	}
 	p.next()
 	p.bodyKinds = append(p.bodyKinds, kind)
 	p.className = append(p.className, name)

@@ -274,8 +274,11 @@ func (p *parser) lambda() int {
 	p.events = append(p.events, event{kind: evLambdaVisit, line: line})
 	p.codeDepth++
 	if p.at("{") {
-		open, _ := p.block(blockNormal)
+		open, n := p.block(blockNormal)
 		p.curly(open, p.blockFirst)
+		if n == 0 {
+			p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyLambda})
+		}
 	} else {
 		p.assignCtx = assignAllowed
 		p.expr()

@@ -196,6 +196,10 @@ type parser struct {
 	defStarts     []int32 // first tokens of type, field, method and enum constant definitions: a Javadoc's place
 	pkgFirst      int32   // the package name's first identifier, where PackageName reports
 
+	// WhitespaceAround's allowEmpty* and ignoreEnhancedForColon.
+	emptyBodies   []emptyBody
+	forEachColons []int32
+
 	// GenericWhitespace: the angle brackets of type arguments and
 	// parameters in source order, and what the next '<' opens.
 	generics        []genEvent

@@ -101,6 +101,10 @@ func (p *parser) control(kw int) {
 		p.needBraces = append(p.needBraces, int32(kw))
 	} else if empty {
 		p.emptyBlocks = append(p.emptyBlocks, int32(open))
+		switch p.toks[kw].text {
+		case "for", "while", "do":
+			p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyLoop})
+		}
 	}
 }
 
@@ -407,6 +411,7 @@ func (p *parser) forStmt() *varGroupInfo {
 		p.defs = append(p.defs, int32(pos))
 		p.next()
 		p.opWraps = append(p.opWraps, int32(p.p))
+		p.forEachColons = append(p.forEachColons, int32(p.p))
 		p.next() // ':'
 		p.expr()
 	} else {
