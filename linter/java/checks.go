@@ -200,7 +200,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -1000,4 +1000,46 @@ const (
 type emptyBody struct {
 	open int32
 	kind uint8
+}
+
+// emptyCatch is a catch block without statements (reported at its '{'): its keyword, parameter
+// name (-1 if none) and braces.
+type emptyCatch struct{ kw, param, open, close int32 }
+
+// emptyCatchBlocks is EmptyCatchBlock: a catch block holding at most
+// comments is reported unless its parameter's name matches
+// exceptionVariableName or its first comment's first line, not empty,
+// matches commentFormat.
+func (f *file) emptyCatchBlocks() {
+	if !f.l.enabled[EmptyCatchBlock] {
+		return
+	}
+	toks := f.lx.toks
+	cs := f.lx.comments
+	for _, e := range f.ps.emptyCatches {
+		if e.param >= 0 && f.l.catchVarName.MatchString(toks[e.param].text) {
+			continue
+		}
+		content := ""
+		from := toks[e.open].end()
+		k, _ := slices.BinarySearchFunc(cs, from, func(c comment, off int32) int { return int(c.off - off) })
+		if k < len(cs) && cs[k].end <= toks[e.close].off {
+			c := cs[k]
+			if f.src[c.off+1] == '/' {
+				content = f.src[c.off+2 : c.end]
+			} else {
+				content = strings.TrimSuffix(f.src[c.off+2:c.end], "*/")
+				for _, ln := range strings.Split(content, "\n") {
+					if ln != "" {
+						content = ln
+						break
+					}
+				}
+			}
+		}
+		if content != "" && f.l.catchComment.MatchString(content) {
+			continue
+		}
+		f.reportTok(e.open, EmptyCatchBlock, "Empty catch block.")
+	}
 }

@@ -127,6 +127,8 @@ type settings struct {
 	wsForEachColon bool                   // WhitespaceAround's ignoreEnhancedForColon is false
 	wsNotPreceded  string                 // WhitespaceAround's messages, "" for the default
 	wsNotFollowed  string
+	catchVarName   *regexp.Regexp // EmptyCatchBlock's exceptionVariableName
+	catchComment   *regexp.Regexp // EmptyCatchBlock's commentFormat
 	excludeFile    []*regexp.Regexp
 	unsupported    []string
 }
@@ -152,6 +154,7 @@ func newSettings() *settings {
 	return &settings{
 		enabled: map[string]bool{}, maxLen: DefaultMaxLineLength, processJavadoc: true,
 		trailingMsg: "Line has trailing spaces.", fileLengthMax: 2000, names: map[string]namePattern{},
+		catchVarName: regexp.MustCompile("^$"), catchComment: regexp.MustCompile(".*"),
 	}
 }
 
@@ -342,6 +345,17 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		}
 		if v, ok := m.Messages["ws.notFollowed"]; ok {
 			s.wsNotFollowed = v
+		}
+	case EmptyCatchBlock:
+		for k, re := range map[string]**regexp.Regexp{"exceptionVariableName": &s.catchVarName, "commentFormat": &s.catchComment} {
+			if v, ok := props[k]; ok {
+				r, err := compileJava(v)
+				if err != nil {
+					return fmt.Errorf("%w: EmptyCatchBlock: %s: %v", ErrInvalidConfig, k, err)
+				}
+				*re = r
+				delete(props, k)
+			}
 		}
 	case NeedBraces:
 		known("tokens", "LITERAL_DO, LITERAL_ELSE, LITERAL_FOR, LITERAL_IF, LITERAL_WHILE")

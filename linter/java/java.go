@@ -88,6 +88,7 @@ const (
 	SimplifyBooleanReturn        = "SimplifyBooleanReturn"
 	JavadocStyle                 = "JavadocStyle"
 	GenericWhitespace            = "GenericWhitespace"
+	EmptyCatchBlock              = "EmptyCatchBlock"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -108,7 +109,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -91,6 +91,8 @@ func TestChecks(t *testing.T) {
 		{"TodoComment/positive", "TodoComment", "class U {\n    // TODO: fix\n    /* TODO: block */ int e;\n    /** javadoc\n     * TODO: later */\n    int f;\n\t// TODO: tab\n}\n", []linter.Diagnostic{{Line: 2, Column: 7, Code: "TodoComment", Message: "Comment matches to-do format 'TODO:'."}, {Line: 3, Column: 7, Code: "TodoComment", Message: "Comment matches to-do format 'TODO:'."}, {Line: 4, Column: 7, Code: "TodoComment", Message: "Comment matches to-do format 'TODO:'."}, {Line: 7, Column: 11, Code: "TodoComment", Message: "Comment matches to-do format 'TODO:'."}}},
 		{"TodoComment/negative", "TodoComment", "class U {\n    int f; // TODO without colon\n    String s = \"TODO: in string\";\n}\n", []linter.Diagnostic{}},
 		{"ModifierOrder/negative", "ModifierOrder", "class A {\n    @Deprecated public static final int X = 1;\n    public @Deprecated String f() { return null; }\n}\n", []linter.Diagnostic{}},
+		{"EmptyCatchBlock/negative", "EmptyCatchBlock", "class A {\n  void f() {\n    try {\n      f();\n    } catch (RuntimeException expected) {\n    }\n    try {\n      f();\n    } catch (IllegalStateException e) {\n      // ignored\n    }\n  }\n}\n", []linter.Diagnostic{}},
+		{"EmptyCatchBlock/positive", "EmptyCatchBlock", "class A {\n  void f() {\n    try {\n      f();\n    } catch (RuntimeException e) {\n    }\n    try {\n      f();\n    } catch (IllegalStateException e) { }\n  }\n}\n", []linter.Diagnostic{{Line: 5, Column: 34, Code: "EmptyCatchBlock", Message: "Empty catch block."}, {Line: 9, Column: 39, Code: "EmptyCatchBlock", Message: "Empty catch block."}}},
 		{"GenericWhitespace/negative", "GenericWhitespace", "import java.util.*;\nclass A<T extends Comparable<T> & Cloneable> {\n    public static <X> List<X> f(List<String> x) { return Collections.<X>emptyList(); }\n    Map<String, List<String>> b = new HashMap<>();\n    Class<?>[] c;\n    void g(List<String>... v) { Object o = (List<String>) null; }\n}\n", []linter.Diagnostic{}},
 		{"GenericWhitespace/positive", "GenericWhitespace", "import java.util.*;\nclass A<T> {\n    public static<X> List<X> f(List<String>x) { return null; }\n    List <String> a;\n    Map<String, List<String> > b;\n    List< String> c = Collections. <String> emptyList();\n    List<String >d;\n}\n", []linter.Diagnostic{{Line: 3, Column: 18, Code: "GenericWhitespace", Message: "'<' is not preceded with whitespace."}, {Line: 3, Column: 43, Code: "GenericWhitespace", Message: "'>' is followed by an illegal character."}, {Line: 4, Column: 10, Code: "GenericWhitespace", Message: "'<' is preceded with whitespace."}, {Line: 5, Column: 28, Code: "GenericWhitespace", Message: "'>' is followed by whitespace."}, {Line: 5, Column: 30, Code: "GenericWhitespace", Message: "'>' is preceded with whitespace."}, {Line: 6, Column: 9, Code: "GenericWhitespace", Message: "'<' is followed by whitespace."}, {Line: 6, Column: 36, Code: "GenericWhitespace", Message: "'<' is preceded with whitespace."}, {Line: 6, Column: 43, Code: "GenericWhitespace", Message: "'>' is followed by whitespace."}, {Line: 7, Column: 17, Code: "GenericWhitespace", Message: "'>' is followed by an illegal character."}, {Line: 7, Column: 17, Code: "GenericWhitespace", Message: "'>' is preceded with whitespace."}}},
 		{"JavadocStyle/negative", "JavadocStyle", "/**\n * A class.\n * <p>Para <T> and <b>bold</b>, <br> done!\n */\nclass A<T> {\n    /** {@inheritDoc} */\n    public String toString() { return \"\"; }\n    /**\n     * Ends with a question?\n     * @return nothing\n     */\n    int f() { return 0; }\n    void g() {\n        /** Not checked */\n        int z;\n    }\n}\n", []linter.Diagnostic{}},
@@ -168,8 +170,12 @@ func TestChecks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := linter.Config{Select: []string{tt.check}}
 			if !slices.Contains(defaultCodes, tt.check) {
-				// Checks outside the default configuration are in sun_checks.
+				// Checks outside the default configuration are in sun_checks,
+				// or else in google_checks.
 				cfg.Options = map[string]string{OptionConfig: SunChecks}
+				if sun, err := New(cfg); err == nil && !sun.enabled[tt.check] {
+					cfg.Options = map[string]string{OptionConfig: GoogleChecks}
+				}
 			}
 			got := lint(t, cfg, tt.code)
 			if len(tt.want) == 0 {

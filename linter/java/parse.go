@@ -199,6 +199,7 @@ type parser struct {
 	// WhitespaceAround's allowEmpty* and ignoreEnhancedForColon.
 	emptyBodies   []emptyBody
 	forEachColons []int32
+	emptyCatches  []emptyCatch // catch blocks without statements (EmptyCatchBlock)
 
 	// GenericWhitespace: the angle brackets of type arguments and
 	// parameters in source order, and what the next '<' opens.

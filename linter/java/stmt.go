@@ -538,7 +538,8 @@ func (p *parser) tryStmt() {
 		p.tryCurly(open)
 	}
 	for p.at("catch") {
-		p.kw()
+		kw := p.kw()
+		param := -1
 		if p.at("(") {
 			p.next()
 			mods := p.modifiers()
@@ -555,15 +556,19 @@ func (p *parser) tryStmt() {
 				p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
 			}
 			if p.isIdent(p.p) {
+				param = p.p
 				p.hidden(p.p)
 				p.next()
 			}
 			p.accept(")")
 		}
 		if p.at("{") {
-			open, _ := p.block(blockNormal)
+			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
 			p.tryCurly(open)
+			if n == 0 && p.blockClose >= 0 {
+				p.emptyCatches = append(p.emptyCatches, emptyCatch{int32(kw), int32(param), int32(open), int32(p.blockClose)})
+			}
 		}
 	}
 	if p.at("finally") {
