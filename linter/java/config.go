@@ -112,25 +112,27 @@ func BuiltinConfig(name string) ([]byte, bool) {
 
 // settings are the checks a configuration enables and their properties.
 type settings struct {
-	enabled        map[string]bool
-	maxLen         int
-	ignoreLine     *regexp.Regexp // LineLength's ignorePattern
-	tabEachLine    bool
-	trailingMsg    string
-	processJavadoc bool
-	fileLengthMax  int
-	todo           *regexp.Regexp // TodoComment's format; nil for the default "TODO:"
-	todoFormat     string
-	names          map[string]namePattern // naming checks with their own format or message
-	opWrapTokens   map[string]bool        // OperatorWrap's tokens
-	wsAllowEmpty   map[uint8]bool         // WhitespaceAround's allowEmpty* that are set
-	wsForEachColon bool                   // WhitespaceAround's ignoreEnhancedForColon is false
-	wsNotPreceded  string                 // WhitespaceAround's messages, "" for the default
-	wsNotFollowed  string
-	catchVarName   *regexp.Regexp // EmptyCatchBlock's exceptionVariableName
-	catchComment   *regexp.Regexp // EmptyCatchBlock's commentFormat
-	excludeFile    []*regexp.Regexp
-	unsupported    []string
+	enabled            map[string]bool
+	maxLen             int
+	ignoreLine         *regexp.Regexp // LineLength's ignorePattern
+	tabEachLine        bool
+	trailingMsg        string
+	processJavadoc     bool
+	fileLengthMax      int
+	todo               *regexp.Regexp // TodoComment's format; nil for the default "TODO:"
+	todoFormat         string
+	names              map[string]namePattern // naming checks with their own format or message
+	opWrapTokens       map[string]bool        // OperatorWrap's tokens
+	wsAllowEmpty       map[uint8]bool         // WhitespaceAround's allowEmpty* that are set
+	wsForEachColon     bool                   // WhitespaceAround's ignoreEnhancedForColon is false
+	wsNotPreceded      string                 // WhitespaceAround's messages, "" for the default
+	wsNotFollowed      string
+	nwBeforeTokens     map[string]bool // NoWhitespaceBefore's tokens
+	nwBeforeLineBreaks bool            // NoWhitespaceBefore's allowLineBreaks
+	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
+	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
+	excludeFile        []*regexp.Regexp
+	unsupported        []string
 }
 
 // namePattern is a naming check's format and message.
@@ -418,8 +420,24 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	case AvoidNestedBlocks:
 		known("allowInSwitchCase", "false")
 	case NoWhitespaceBefore:
-		known("allowLineBreaks", "false")
-		known("tokens", "COMMA, SEMI, POST_INC, POST_DEC, ELLIPSIS")
+		s.nwBeforeTokens = tokenSet("COMMA, SEMI, POST_INC, POST_DEC, ELLIPSIS")
+		if v, ok := props["allowLineBreaks"]; ok && (v == "true" || v == "false") {
+			s.nwBeforeLineBreaks = v == "true"
+			delete(props, "allowLineBreaks")
+		}
+		if v, ok := props["tokens"]; ok {
+			s.nwBeforeTokens = tokenSet(v)
+			for t := range s.nwBeforeTokens {
+				switch t {
+				case "COMMA", "SEMI", "POST_INC", "POST_DEC", "ELLIPSIS", "DOT", "METHOD_REF", "LABELED_STAT":
+				case "GENERIC_START", "GENERIC_END":
+					s.unsupport("NoWhitespaceBefore: token %s is not supported; module not run", t)
+				default:
+					return fmt.Errorf("%w: NoWhitespaceBefore: token %s is not acceptable", ErrInvalidConfig, t)
+				}
+			}
+			delete(props, "tokens")
+		}
 	case EmptyForIteratorPad:
 		known("option", "nospace")
 	case MethodParamPad:

@@ -38,8 +38,8 @@ func TestBuiltinConfigs(t *testing.T) {
 	assert.True(t, google.enabled[OneStatementPerLine])
 	assert.False(t, google.enabled[FileLength])
 	assert.Contains(t, google.Unsupported(), "module Indentation is not implemented")
-	assert.Contains(t, google.Unsupported(), `NoWhitespaceBefore: property allowLineBreaks="true" is not supported; module not run`)
-	assert.False(t, google.enabled[NoWhitespaceBefore], "a module with an unsupported property is not run")
+	assert.Contains(t, google.Unsupported(), `EmptyBlock: property option="TEXT" is not supported; module not run`)
+	assert.False(t, google.enabled[EmptyBlock], "a module with an unsupported property is not run")
 	assert.True(t, google.enabled[WhitespaceAround], "its allowEmpty*, ignoreEnhancedForColon and messages are implemented")
 
 	def, err := New(linter.Config{})
@@ -142,5 +142,21 @@ func TestWhitespaceAroundGoogle(t *testing.T) {
 		{Line: 6, Column: 15, Code: WhitespaceAround, Message: "WhitespaceAround: ':' is not preceded with whitespace."},
 		{Line: 10, Column: 20, Code: WhitespaceAround, Message: "WhitespaceAround: '{' is not followed by whitespace. Empty blocks may only be represented as {} when not part of a multi-block statement (4.1.3)"},
 		{Line: 10, Column: 21, Code: WhitespaceAround, Message: "WhitespaceAround: '}' is not preceded with whitespace."},
+	}, got)
+}
+
+// TestNoWhitespaceBeforeGoogle runs NoWhitespaceBefore at google_checks'
+// tokens (DOT, METHOD_REF, LABELED_STAT among them) with allowLineBreaks:
+// a '.' starting a line is fine (checkstyle 8.36's output for the file).
+func TestNoWhitespaceBeforeGoogle(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{NoWhitespaceBefore}
+	got := lint(t, cfg, "class N {\n  void f(java.util.List<String> a) {\n    String s = \"x\"\n        .trim() .trim();\n"+
+		"    a.forEach(System.out ::println);\n    outer :\n    for (int i = 0; i < 1; i++) {\n      f(a) ;\n    }\n  }\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 4, Column: 17, Code: NoWhitespaceBefore, Message: "'.' is preceded with whitespace."},
+		{Line: 5, Column: 26, Code: NoWhitespaceBefore, Message: "'::' is preceded with whitespace."},
+		{Line: 6, Column: 11, Code: NoWhitespaceBefore, Message: "':' is preceded with whitespace."},
+		{Line: 8, Column: 12, Code: NoWhitespaceBefore, Message: "';' is preceded with whitespace."},
 	}, got)
 }

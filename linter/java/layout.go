@@ -116,24 +116,54 @@ func (f *file) layoutChecks() {
 		for _, i := range ps.noSemiPad {
 			skip[i] = true
 		}
-		check := func(i int32) {
-			t := &toks[i]
-			ln := f.lines[t.line-1]
-			if t.off == ln.start {
-				f.reportTok(i, NoWhitespaceBefore, "'"+t.text+"' is preceded with whitespace.")
+		set := f.l.nwBeforeTokens
+		check := func(i int32, name string) {
+			if !set[name] {
 				return
 			}
-			if r, _ := utf8.DecodeLastRuneInString(f.src[ln.start:t.off]); javaSpace(r) {
-				f.reportTok(i, NoWhitespaceBefore, "'"+t.text+"' is preceded with whitespace.")
+			t := &toks[i]
+			ln := f.lines[t.line-1]
+			before := f.src[ln.start:t.off]
+			if before != "" {
+				if r, _ := utf8.DecodeLastRuneInString(before); !javaSpace(r) {
+					return
+				}
 			}
+			// With allowLineBreaks a token first on its line is fine.
+			if f.l.nwBeforeLineBreaks && blankJava(before) {
+				return
+			}
+			f.reportTok(i, NoWhitespaceBefore, "'"+t.text+"' is preceded with whitespace.")
 		}
 		for i := range toks {
-			if t := &toks[i]; t.kind == tOp && (t.text == "," || t.text == ";") && !skip[int32(i)] {
-				check(int32(i))
+			t := &toks[i]
+			if t.kind != tOp || skip[int32(i)] {
+				continue
+			}
+			switch t.text {
+			case ",":
+				check(int32(i), "COMMA")
+			case ";":
+				check(int32(i), "SEMI")
+			case ".":
+				check(int32(i), "DOT")
 			}
 		}
 		for _, i := range ps.nwBefore {
-			check(i)
+			switch toks[i].text {
+			case "...":
+				check(i, "ELLIPSIS")
+			case "++":
+				check(i, "POST_INC")
+			case "--":
+				check(i, "POST_DEC")
+			}
+		}
+		for _, i := range ps.methodRefs {
+			check(i, "METHOD_REF")
+		}
+		for _, i := range ps.labelColons {
+			check(i, "LABELED_STAT")
 		}
 	}
 	if f.l.enabled[NoWhitespaceAfter] {

@@ -200,6 +200,7 @@ type parser struct {
 	emptyBodies   []emptyBody
 	forEachColons []int32
 	emptyCatches  []emptyCatch // catch blocks without statements (EmptyCatchBlock)
+	labelColons   []int32      // the ':' of labeled statements
 
 	// GenericWhitespace: the angle brackets of type arguments and
 	// parameters in source order, and what the next '<' opens.

@@ -290,6 +290,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			// labeled statement
 			p.next()
 			colon := p.p
+			p.labelColons = append(p.labelColons, int32(colon))
 			p.next()
 			p.statement()
 			p.own(start, colon)
