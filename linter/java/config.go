@@ -127,6 +127,8 @@ type settings struct {
 	wsForEachColon     bool                   // WhitespaceAround's ignoreEnhancedForColon is false
 	wsNotPreceded      string                 // WhitespaceAround's messages, "" for the default
 	wsNotFollowed      string
+	mjmAnnotations     map[string]bool // MissingJavadocMethod's allowedAnnotations
+	mjmMinLines        int             // MissingJavadocMethod's minLineCount
 	nwBeforeTokens     map[string]bool // NoWhitespaceBefore's tokens
 	nwBeforeLineBreaks bool            // NoWhitespaceBefore's allowLineBreaks
 	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
@@ -157,6 +159,7 @@ func newSettings() *settings {
 		enabled: map[string]bool{}, maxLen: DefaultMaxLineLength, processJavadoc: true,
 		trailingMsg: "Line has trailing spaces.", fileLengthMax: 2000, names: map[string]namePattern{},
 		catchVarName: regexp.MustCompile("^$"), catchComment: regexp.MustCompile(".*"),
+		mjmAnnotations: map[string]bool{"Override": true}, mjmMinLines: -1,
 	}
 }
 
@@ -454,8 +457,19 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	case MissingJavadocMethod:
 		known("scope", "public")
 		known("allowMissingPropertyJavadoc", "false")
-		known("allowedAnnotations", "Override")
-		known("minLineCount", "-1")
+		known("tokens", "METHOD_DEF, CTOR_DEF, ANNOTATION_FIELD_DEF, COMPACT_CTOR_DEF")
+		if v, ok := props["allowedAnnotations"]; ok {
+			s.mjmAnnotations = tokenSet(v)
+			delete(props, "allowedAnnotations")
+		}
+		if v, ok := props["minLineCount"]; ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("%w: MissingJavadocMethod: minLineCount %q is not an integer", ErrInvalidConfig, v)
+			}
+			s.mjmMinLines = n
+			delete(props, "minLineCount")
+		}
 	case JavadocMethod:
 		known("scope", "private")
 		known("allowedAnnotations", "Override")

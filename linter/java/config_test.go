@@ -160,3 +160,14 @@ func TestNoWhitespaceBeforeGoogle(t *testing.T) {
 		{Line: 8, Column: 12, Code: NoWhitespaceBefore, Message: "';' is preceded with whitespace."},
 	}, got)
 }
+
+// TestMissingJavadocMethodGoogle runs MissingJavadocMethod at
+// google_checks' minLineCount 2 and allowedAnnotations Override, Test
+// (checkstyle 8.36's output for the same file).
+func TestMissingJavadocMethodGoogle(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{MissingJavadocMethod}
+	got := lint(t, cfg, "/** M. */\npublic class M {\n  public void a() {\n    a();\n    a();\n  }\n\n  public void b() {\n    a();\n    a();\n    a();\n  }\n\n"+
+		"  @Test\n  public void c() {\n    a();\n    a();\n    a();\n  }\n\n  @interface Test {}\n}\n")
+	assert.Equal(t, []linter.Diagnostic{{Line: 8, Column: 3, Code: MissingJavadocMethod, Message: "Missing a Javadoc comment."}}, got)
+}

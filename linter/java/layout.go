@@ -250,12 +250,21 @@ func (f *file) layoutChecks() {
 				continue
 			}
 			if !m.annField {
-				// minLineCount -1: a body with statements on the line of
-				// its braces has -1 lines and may go without Javadoc.
-				if m.open >= 0 && m.close >= 0 && m.close != m.open+1 && toks[m.close].line == toks[m.open].line {
+				// The lines between the braces (-1 for a body on one line),
+				// 1 for an empty body or none, up to minLineCount, or an
+				// allowed annotation, let a method go without Javadoc.
+				lines := 1
+				if m.open >= 0 && m.close >= 0 && m.close != m.open+1 {
+					lines = int(toks[m.close].line-toks[m.open].line) - 1
+				}
+				if lines <= f.l.mjmMinLines {
 					continue
 				}
-				if f.hasAnnotation(m.mods, "Override") {
+				allowed := false
+				for a := range f.l.mjmAnnotations {
+					allowed = allowed || f.hasAnnotation(m.mods, a)
+				}
+				if allowed {
 					continue
 				}
 			}
