@@ -200,7 +200,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -1041,5 +1041,51 @@ func (f *file) emptyCatchBlocks() {
 			continue
 		}
 		f.reportTok(e.open, EmptyCatchBlock, "Empty catch block.")
+	}
+}
+
+// abbreviation is AbbreviationAsWordInName's getDisallowedAbbreviation:
+// whether name has a run of capitals longer than allowed + 1, the last
+// capital before a lower-case letter counting as the next word's.
+func abbreviation(name string, allowed int) bool {
+	rs := []rune(name)
+	begin, started := 0, false
+	illegal := func(end int) bool { return end-begin > allowed }
+	for i, r := range rs {
+		if unicode.IsUpper(r) {
+			if !started {
+				started, begin = true, i
+			}
+			continue
+		}
+		if started {
+			started = false
+			if illegal(i - 1) {
+				return true
+			}
+		}
+	}
+	return started && illegal(len(rs)-1)
+}
+
+func (f *file) abbreviations() {
+	if !f.l.enabled[AbbreviationAsWordInName] {
+		return
+	}
+	max := strconv.Itoa(f.l.abbrAllowed + 1)
+	final := make(map[int32]bool)
+	if f.l.abbrIgnoreFinal {
+		for _, i := range f.ps.abbrFinals {
+			final[i] = true
+		}
+	}
+	for _, i := range f.ps.abbrNames {
+		if final[i] {
+			continue
+		}
+		name := f.lx.toks[i].text
+		if abbreviation(name, f.l.abbrAllowed) {
+			f.reportTok(i, AbbreviationAsWordInName, "Abbreviation in name '"+name+"' must contain no more than '"+max+"' consecutive capital letters.")
+		}
 	}
 }

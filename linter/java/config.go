@@ -127,6 +127,8 @@ type settings struct {
 	wsForEachColon     bool                   // WhitespaceAround's ignoreEnhancedForColon is false
 	wsNotPreceded      string                 // WhitespaceAround's messages, "" for the default
 	wsNotFollowed      string
+	abbrAllowed        int             // AbbreviationAsWordInName's allowedAbbreviationLength
+	abbrIgnoreFinal    bool            // AbbreviationAsWordInName's ignoreFinal
 	mjmAnnotations     map[string]bool // MissingJavadocMethod's allowedAnnotations
 	mjmMinLines        int             // MissingJavadocMethod's minLineCount
 	nwBeforeTokens     map[string]bool // NoWhitespaceBefore's tokens
@@ -159,7 +161,7 @@ func newSettings() *settings {
 		enabled: map[string]bool{}, maxLen: DefaultMaxLineLength, processJavadoc: true,
 		trailingMsg: "Line has trailing spaces.", fileLengthMax: 2000, names: map[string]namePattern{},
 		catchVarName: regexp.MustCompile("^$"), catchComment: regexp.MustCompile(".*"),
-		mjmAnnotations: map[string]bool{"Override": true}, mjmMinLines: -1,
+		mjmAnnotations: map[string]bool{"Override": true}, mjmMinLines: -1, abbrAllowed: 3,
 	}
 }
 
@@ -235,6 +237,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		}
 	}
 	code := m.Name
+	// What the module's properties cannot honour (below, or left over)
+	// keeps it from running.
+	n := len(s.unsupported)
 	switch code {
 	case "BeforeExecutionExclusionFileFilter":
 		if v, ok := props["fileNamePattern"]; ok {
@@ -351,6 +356,19 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		if v, ok := m.Messages["ws.notFollowed"]; ok {
 			s.wsNotFollowed = v
 		}
+	case AbbreviationAsWordInName:
+		if err := intProp(props, code, "allowedAbbreviationLength", &s.abbrAllowed); err != nil {
+			return err
+		}
+		s.abbrIgnoreFinal = props["ignoreFinal"] != "false"
+		known("ignoreFinal", "false")
+		known("ignoreFinal", "true")
+		known("ignoreStatic", "true")
+		known("ignoreStaticFinal", "true")
+		known("ignoreOverriddenMethods", "true")
+		known("allowedAbbreviations", "")
+		known("tokens", "CLASS_DEF, INTERFACE_DEF, ENUM_DEF, ANNOTATION_DEF, ANNOTATION_FIELD_DEF, PARAMETER_DEF, "+
+			"VARIABLE_DEF, METHOD_DEF, PATTERN_VARIABLE_DEF, RECORD_DEF, RECORD_COMPONENT_DEF")
 	case EmptyCatchBlock:
 		for k, re := range map[string]**regexp.Regexp{"exceptionVariableName": &s.catchVarName, "commentFormat": &s.catchComment} {
 			if v, ok := props[k]; ok {
@@ -527,7 +545,6 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	}
 	// A module with a property or message we do not implement is not
 	// run at all: findings at the wrong properties would be wrong ones.
-	n := len(s.unsupported)
 	for k := range m.Messages {
 		if code == WhitespaceAround && (k == "ws.notPreceded" || k == "ws.notFollowed") {
 			continue

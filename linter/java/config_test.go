@@ -171,3 +171,16 @@ func TestMissingJavadocMethodGoogle(t *testing.T) {
 		"  @Test\n  public void c() {\n    a();\n    a();\n    a();\n  }\n\n  @interface Test {}\n}\n")
 	assert.Equal(t, []linter.Diagnostic{{Line: 8, Column: 3, Code: MissingJavadocMethod, Message: "Missing a Javadoc comment."}}, got)
 }
+
+// TestAbbreviationDefaults runs AbbreviationAsWordInName at checkstyle's
+// defaults (allowedAbbreviationLength 3, ignoreFinal true), where
+// google_checks sets 0 and false (checkstyle 8.36's output for the file).
+func TestAbbreviationDefaults(t *testing.T) {
+	cfg := linter.Config{Options: map[string]string{OptionConfig: `<module name="Checker"><module name="TreeWalker">` +
+		`<module name="AbbreviationAsWordInName"/></module></module>`}}
+	got := lint(t, cfg, "class HTTPClient {\n  final int fieldABCDE = 1;\n  void f() {\n    final int localABCDE = 1;\n    int otherABCDE = 2;\n  }\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 1, Column: 7, Code: AbbreviationAsWordInName, Message: "Abbreviation in name 'HTTPClient' must contain no more than '4' consecutive capital letters."},
+		{Line: 5, Column: 9, Code: AbbreviationAsWordInName, Message: "Abbreviation in name 'otherABCDE' must contain no more than '4' consecutive capital letters."},
+	}, got)
+}

@@ -162,6 +162,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.lastParams = p.lastParams[:0]
 		m := methodInfo{pos: int32(pos), name: int32(name), open: -1, close: -1, mods: mods, annField: kind == bodyAnnotation,
 			void: isVoid, typeParams: typeParams}
+		if kind == bodyAnnotation || !override {
+			p.abbrNames = append(p.abbrNames, int32(name))
+		}
 		if kind == bodyAnnotation {
 			p.params(false)
 		} else {
@@ -236,6 +239,14 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	last := p.declarators(fk, pos)
 	p.fieldChecks(mods)
+	// AbbreviationAsWordInName leaves out static fields (ignoreStatic,
+	// ignoreStaticFinal) and those of interfaces.
+	if !p.hasMod(mods, "static") && kind != bodyInterface && kind != bodyAnnotation {
+		p.abbrNames = append(p.abbrNames, p.declNames...)
+		if p.hasMod(mods, "final") {
+			p.abbrFinals = append(p.abbrFinals, p.declNames...)
+		}
+	}
 	vg.count = last.count
 	if p.at(";") {
 		vg.lastLine = p.cur().line
@@ -417,6 +428,7 @@ func (p *parser) params(named bool) (int, bool) {
 					p.decls = append(p.decls, decl{kind: declParam, name: int32(p.p)})
 				}
 				p.paramNames = append(p.paramNames, int32(p.p))
+				p.abbrNames = append(p.abbrNames, int32(p.p))
 				p.hidden(p.p)
 				if !final {
 					p.lastParams = append(p.lastParams, paramInfo{first: int32(before), name: int32(p.p)})
@@ -545,6 +557,7 @@ func (p *parser) typeDecl(modPos int) int {
 	name := ""
 	if p.isIdent(p.p) {
 		p.decls = append(p.decls, decl{kind: declType, name: int32(p.p)})
+		p.abbrNames = append(p.abbrNames, int32(p.p))
 		name = p.cur().text
 		p.next()
 	}

@@ -110,6 +110,7 @@ func (p *parser) binary(minPrec int) int {
 			p.typ()
 			if p.isIdent(p.p) {
 				p.hidden(p.p)
+				p.abbrNames = append(p.abbrNames, int32(p.p))
 				p.next() // pattern variable
 			}
 			p.mnRange(n0)
@@ -243,6 +244,7 @@ func (p *parser) lambda() int {
 			before := p.p
 			if p.isIdent(p.p) && (p.atIdx(p.p+1, ",") || p.atIdx(p.p+1, ")")) {
 				p.hidden(p.p)
+				p.abbrNames = append(p.abbrNames, int32(p.p))
 				p.next()
 			} else {
 				mods := p.modifiers()
@@ -255,6 +257,7 @@ func (p *parser) lambda() int {
 				p.accept("...")
 				if p.isIdent(p.p) {
 					p.hidden(p.p)
+					p.abbrNames = append(p.abbrNames, int32(p.p))
 					p.next()
 				}
 				p.cDims()

@@ -89,6 +89,7 @@ const (
 	JavadocStyle                 = "JavadocStyle"
 	GenericWhitespace            = "GenericWhitespace"
 	EmptyCatchBlock              = "EmptyCatchBlock"
+	AbbreviationAsWordInName     = "AbbreviationAsWordInName"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -109,7 +110,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -201,6 +201,8 @@ type parser struct {
 	forEachColons []int32
 	emptyCatches  []emptyCatch // catch blocks without statements (EmptyCatchBlock)
 	labelColons   []int32      // the ':' of labeled statements
+	abbrNames     []int32      // names AbbreviationAsWordInName checks
+	abbrFinals    []int32      // those of final variables (ignoreFinal)
 
 	// GenericWhitespace: the angle brackets of type arguments and
 	// parameters in source order, and what the next '<' opens.

@@ -363,6 +363,10 @@ func (p *parser) localDecl() *varGroupInfo {
 	for _, n := range p.declNames {
 		p.hidden(int(n))
 	}
+	p.abbrNames = append(p.abbrNames, p.declNames...)
+	if kind == declLocalFinal {
+		p.abbrFinals = append(p.abbrFinals, p.declNames...)
+	}
 	vg.count = r.count
 	vg.lastLine = r.lastLine
 	p.semi(pos)
@@ -409,6 +413,10 @@ func (p *parser) forStmt() *varGroupInfo {
 			p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
 		}
 		p.hidden(p.p)
+		p.abbrNames = append(p.abbrNames, int32(p.p))
+		if p.hasMod(mods, "final") {
+			p.abbrFinals = append(p.abbrFinals, int32(p.p))
+		}
 		p.defs = append(p.defs, int32(pos))
 		p.next()
 		p.opWraps = append(p.opWraps, int32(p.p))
@@ -440,6 +448,10 @@ func (p *parser) forStmt() *varGroupInfo {
 				p.declarators(kind, pos)
 				for _, n := range p.declNames {
 					p.hidden(int(n))
+				}
+				p.abbrNames = append(p.abbrNames, p.declNames...)
+				if kind == declLocalFinal {
+					p.abbrFinals = append(p.abbrFinals, p.declNames...)
 				}
 			} else {
 				p.forExprs = true
@@ -558,6 +570,7 @@ func (p *parser) tryStmt() {
 			}
 			if p.isIdent(p.p) {
 				param = p.p
+				p.abbrNames = append(p.abbrNames, int32(p.p))
 				p.hidden(p.p)
 				p.next()
 			}
