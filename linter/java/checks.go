@@ -2,6 +2,7 @@ package java
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,8 @@ type file struct {
 
 	colLine, colOff int32 // the last position column computed...
 	colN            int   // ...and its 0-based column
+
+	javadocEnds map[int32]int // 0-based end lines of Javadoc comments to their index, built on first use
 
 	tabs  map[int32][]tabStop // tab stops of lines with tabs, computed once per line
 	steps int                 // bytes measured for columns: counted by the linearity test
@@ -197,7 +200,7 @@ func (l *Linter) check(ctx context.Context, src string) (*file, error) {
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -339,16 +342,46 @@ func (f *file) whitespaceAround() {
 		return
 	}
 	toks := f.lx.toks
+	// Empty bodies the allowEmpty* properties allow: neither brace is
+	// checked.
+	var skip map[int32]bool
+	for _, e := range f.ps.emptyBodies {
+		if f.l.wsAllowEmpty[e.kind] {
+			if skip == nil {
+				skip = make(map[int32]bool)
+			}
+			skip[e.open], skip[e.open+1] = true, true
+		}
+	}
+	var forEach map[int32]bool
+	if f.l.wsForEachColon {
+		forEach = make(map[int32]bool, len(f.ps.forEachColons))
+		for _, i := range f.ps.forEachColons {
+			forEach[i] = true
+		}
+	}
+	notPreceded := func(t *token) string {
+		if f.l.wsNotPreceded != "" {
+			return messageFormat(f.l.wsNotPreceded, t.text)
+		}
+		return "'" + t.text + "' is not preceded with whitespace."
+	}
+	notFollowed := func(t *token) string {
+		if f.l.wsNotFollowed != "" {
+			return messageFormat(f.l.wsNotFollowed, t.text)
+		}
+		return "'" + t.text + "' is not followed by whitespace."
+	}
 	for i := range toks {
 		t := &toks[i]
-		if t.role != rWS {
+		if t.role != rWS && !forEach[int32(i)] || skip[int32(i)] {
 			continue
 		}
 		ln := f.lines[t.line-1]
 		if t.flags&fNoBefore == 0 && t.off > ln.start {
 			r, _ := utf8.DecodeLastRuneInString(f.src[ln.start:t.off])
 			if !javaSpace(r) {
-				f.reportTok(int32(i), WhitespaceAround, "'"+t.text+"' is not preceded with whitespace.")
+				f.reportTok(int32(i), WhitespaceAround, notPreceded(t))
 			}
 		}
 		if end := t.end(); t.flags&fNoAfter == 0 && end < ln.end {
@@ -357,7 +390,7 @@ func (f *file) whitespaceAround() {
 				continue
 			}
 			if !javaSpace(r) {
-				f.reportTok(int32(i), WhitespaceAround, "'"+t.text+"' is not followed by whitespace.")
+				f.reportTok(int32(i), WhitespaceAround, notFollowed(t))
 			}
 		}
 	}
@@ -748,6 +781,9 @@ func matchConstant(s string) bool {
 
 func (f *file) namingChecks() {
 	toks := f.lx.toks
+	if f.l.enabled[PackageName] && f.ps.hasPackage {
+		f.packageName()
+	}
 	for _, d := range f.ps.decls {
 		name := toks[d.name].text
 		var code, pat string
@@ -769,6 +805,10 @@ func (f *file) namingChecks() {
 			code, pat, ok = LocalVariableName, patLower, matchLower(name)
 		case declMember:
 			code, pat, ok = MemberName, patLower, matchLower(name)
+		case declStatic:
+			code, pat, ok = StaticVariableName, patLower, matchLower(name)
+		case declLocalFinal:
+			code, pat, ok = LocalFinalVariableName, patLower, matchLower(name)
 		case declConstant:
 			if name == "serialVersionUID" || name == "serialPersistentFields" {
 				continue
@@ -920,6 +960,132 @@ func (f *file) modifierOrder() {
 				f.reportTok(i, ModifierOrder, "'"+t.text+"' modifier out of order with the JLS suggestions.")
 				break
 			}
+		}
+	}
+}
+
+// patPackage is PackageName's default format.
+const patPackage = `^[a-z]+(\.[a-zA-Z_][a-zA-Z0-9_]*)*$`
+
+var rePackage = regexp.MustCompile(patPackage)
+
+// packageName is checkstyle's PackageName, at the package name's start.
+func (f *file) packageName() {
+	name, pat := f.ps.pkgName, patPackage
+	ok := rePackage.MatchString(name)
+	if np, custom := f.l.names[PackageName]; custom {
+		if np.re != nil {
+			ok, pat = np.re.MatchString(name), np.pattern
+		}
+		if !ok && np.message != "" {
+			f.reportTok(f.ps.pkgFirst, PackageName, messageFormat(np.message, name, pat))
+			return
+		}
+	}
+	if !ok {
+		f.reportTok(f.ps.pkgFirst, PackageName, "Name '"+name+"' must match pattern '"+pat+"'.")
+	}
+}
+
+// Kinds of empty bodies WhitespaceAround may allow.
+const (
+	emptyMethod uint8 = iota
+	emptyCtor
+	emptyLoop
+	emptyLambda
+	emptyType
+)
+
+// emptyBody is a "{}" body: the '{', followed directly by its '}'.
+type emptyBody struct {
+	open int32
+	kind uint8
+}
+
+// emptyCatch is a catch block without statements (reported at its '{'): its keyword, parameter
+// name (-1 if none) and braces.
+type emptyCatch struct{ kw, param, open, close int32 }
+
+// emptyCatchBlocks is EmptyCatchBlock: a catch block holding at most
+// comments is reported unless its parameter's name matches
+// exceptionVariableName or its first comment's first line, not empty,
+// matches commentFormat.
+func (f *file) emptyCatchBlocks() {
+	if !f.l.enabled[EmptyCatchBlock] {
+		return
+	}
+	toks := f.lx.toks
+	cs := f.lx.comments
+	for _, e := range f.ps.emptyCatches {
+		if e.param >= 0 && f.l.catchVarName.MatchString(toks[e.param].text) {
+			continue
+		}
+		content := ""
+		from := toks[e.open].end()
+		k, _ := slices.BinarySearchFunc(cs, from, func(c comment, off int32) int { return int(c.off - off) })
+		if k < len(cs) && cs[k].end <= toks[e.close].off {
+			c := cs[k]
+			if f.src[c.off+1] == '/' {
+				content = f.src[c.off+2 : c.end]
+			} else {
+				content = strings.TrimSuffix(f.src[c.off+2:c.end], "*/")
+				for _, ln := range strings.Split(content, "\n") {
+					if ln != "" {
+						content = ln
+						break
+					}
+				}
+			}
+		}
+		if content != "" && f.l.catchComment.MatchString(content) {
+			continue
+		}
+		f.reportTok(e.open, EmptyCatchBlock, "Empty catch block.")
+	}
+}
+
+// abbreviation is AbbreviationAsWordInName's getDisallowedAbbreviation:
+// whether name has a run of capitals longer than allowed + 1, the last
+// capital before a lower-case letter counting as the next word's.
+func abbreviation(name string, allowed int) bool {
+	rs := []rune(name)
+	begin, started := 0, false
+	illegal := func(end int) bool { return end-begin > allowed }
+	for i, r := range rs {
+		if unicode.IsUpper(r) {
+			if !started {
+				started, begin = true, i
+			}
+			continue
+		}
+		if started {
+			started = false
+			if illegal(i - 1) {
+				return true
+			}
+		}
+	}
+	return started && illegal(len(rs)-1)
+}
+
+func (f *file) abbreviations() {
+	if !f.l.enabled[AbbreviationAsWordInName] {
+		return
+	}
+	max := strconv.Itoa(f.l.abbrAllowed + 1)
+	final := make(map[int32]bool)
+	if f.l.abbrIgnoreFinal {
+		for _, i := range f.ps.abbrFinals {
+			final[i] = true
+		}
+	}
+	for _, i := range f.ps.abbrNames {
+		if final[i] {
+			continue
+		}
+		name := f.lx.toks[i].text
+		if abbreviation(name, f.l.abbrAllowed) {
+			f.reportTok(i, AbbreviationAsWordInName, "Abbreviation in name '"+name+"' must contain no more than '"+max+"' consecutive capital letters.")
 		}
 	}
 }

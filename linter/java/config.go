@@ -112,18 +112,31 @@ func BuiltinConfig(name string) ([]byte, bool) {
 
 // settings are the checks a configuration enables and their properties.
 type settings struct {
-	enabled        map[string]bool
-	maxLen         int
-	ignoreLine     *regexp.Regexp // LineLength's ignorePattern
-	tabEachLine    bool
-	trailingMsg    string
-	processJavadoc bool
-	fileLengthMax  int
-	todo           *regexp.Regexp // TodoComment's format; nil for the default "TODO:"
-	todoFormat     string
-	names          map[string]namePattern // naming checks with their own format or message
-	excludeFile    []*regexp.Regexp
-	unsupported    []string
+	enabled            map[string]bool
+	maxLen             int
+	ignoreLine         *regexp.Regexp // LineLength's ignorePattern
+	tabEachLine        bool
+	trailingMsg        string
+	processJavadoc     bool
+	fileLengthMax      int
+	todo               *regexp.Regexp // TodoComment's format; nil for the default "TODO:"
+	todoFormat         string
+	names              map[string]namePattern // naming checks with their own format or message
+	opWrapTokens       map[string]bool        // OperatorWrap's tokens
+	wsAllowEmpty       map[uint8]bool         // WhitespaceAround's allowEmpty* that are set
+	wsForEachColon     bool                   // WhitespaceAround's ignoreEnhancedForColon is false
+	wsNotPreceded      string                 // WhitespaceAround's messages, "" for the default
+	wsNotFollowed      string
+	abbrAllowed        int             // AbbreviationAsWordInName's allowedAbbreviationLength
+	abbrIgnoreFinal    bool            // AbbreviationAsWordInName's ignoreFinal
+	mjmAnnotations     map[string]bool // MissingJavadocMethod's allowedAnnotations
+	mjmMinLines        int             // MissingJavadocMethod's minLineCount
+	nwBeforeTokens     map[string]bool // NoWhitespaceBefore's tokens
+	nwBeforeLineBreaks bool            // NoWhitespaceBefore's allowLineBreaks
+	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
+	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
+	excludeFile        []*regexp.Regexp
+	unsupported        []string
 }
 
 // namePattern is a naming check's format and message.
@@ -147,6 +160,8 @@ func newSettings() *settings {
 	return &settings{
 		enabled: map[string]bool{}, maxLen: DefaultMaxLineLength, processJavadoc: true,
 		trailingMsg: "Line has trailing spaces.", fileLengthMax: 2000, names: map[string]namePattern{},
+		catchVarName: regexp.MustCompile("^$"), catchComment: regexp.MustCompile(".*"),
+		mjmAnnotations: map[string]bool{"Override": true}, mjmMinLines: -1, abbrAllowed: 3,
 	}
 }
 
@@ -222,6 +237,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		}
 	}
 	code := m.Name
+	// What the module's properties cannot honour (below, or left over)
+	// keeps it from running.
+	n := len(s.unsupported)
 	switch code {
 	case "BeforeExecutionExclusionFileFilter":
 		if v, ok := props["fileNamePattern"]; ok {
@@ -309,11 +327,190 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			}
 			delete(props, "format")
 		}
+	case WhitespaceAround:
+		known("tokens", "ASSIGN, BAND, BAND_ASSIGN, BOR, BOR_ASSIGN, BSR, BSR_ASSIGN, BXOR, BXOR_ASSIGN, COLON, DIV, "+
+			"DIV_ASSIGN, DO_WHILE, EQUAL, GE, GT, LAMBDA, LAND, LCURLY, LE, LITERAL_CATCH, LITERAL_DO, LITERAL_ELSE, "+
+			"LITERAL_FINALLY, LITERAL_FOR, LITERAL_IF, LITERAL_RETURN, LITERAL_SWITCH, LITERAL_SYNCHRONIZED, LITERAL_TRY, "+
+			"LITERAL_WHILE, LOR, LT, MINUS, MINUS_ASSIGN, MOD, MOD_ASSIGN, NOT_EQUAL, PLUS, PLUS_ASSIGN, QUESTION, RCURLY, "+
+			"SL, SLIST, SL_ASSIGN, SR, SR_ASSIGN, STAR, STAR_ASSIGN, LITERAL_ASSERT, TYPE_EXTENSION_AND")
+		for prop, kind := range map[string]uint8{"allowEmptyConstructors": emptyCtor, "allowEmptyMethods": emptyMethod,
+			"allowEmptyTypes": emptyType, "allowEmptyLoops": emptyLoop, "allowEmptyLambdas": emptyLambda} {
+			if v, ok := props[prop]; ok && (v == "true" || v == "false") {
+				if v == "true" {
+					if s.wsAllowEmpty == nil {
+						s.wsAllowEmpty = make(map[uint8]bool)
+					}
+					s.wsAllowEmpty[kind] = true
+				}
+				delete(props, prop)
+			}
+		}
+		known("allowEmptyCatches", "false")
+		if v, ok := props["ignoreEnhancedForColon"]; ok && (v == "true" || v == "false") {
+			s.wsForEachColon = v == "false"
+			delete(props, "ignoreEnhancedForColon")
+		}
+		if v, ok := m.Messages["ws.notPreceded"]; ok {
+			s.wsNotPreceded = v
+		}
+		if v, ok := m.Messages["ws.notFollowed"]; ok {
+			s.wsNotFollowed = v
+		}
+	case AbbreviationAsWordInName:
+		if err := intProp(props, code, "allowedAbbreviationLength", &s.abbrAllowed); err != nil {
+			return err
+		}
+		s.abbrIgnoreFinal = props["ignoreFinal"] != "false"
+		known("ignoreFinal", "false")
+		known("ignoreFinal", "true")
+		known("ignoreStatic", "true")
+		known("ignoreStaticFinal", "true")
+		known("ignoreOverriddenMethods", "true")
+		known("allowedAbbreviations", "")
+		known("tokens", "CLASS_DEF, INTERFACE_DEF, ENUM_DEF, ANNOTATION_DEF, ANNOTATION_FIELD_DEF, PARAMETER_DEF, "+
+			"VARIABLE_DEF, METHOD_DEF, PATTERN_VARIABLE_DEF, RECORD_DEF, RECORD_COMPONENT_DEF")
+	case EmptyCatchBlock:
+		for k, re := range map[string]**regexp.Regexp{"exceptionVariableName": &s.catchVarName, "commentFormat": &s.catchComment} {
+			if v, ok := props[k]; ok {
+				r, err := compileJava(v)
+				if err != nil {
+					return fmt.Errorf("%w: EmptyCatchBlock: %s: %v", ErrInvalidConfig, k, err)
+				}
+				*re = r
+				delete(props, k)
+			}
+		}
+	case NeedBraces:
+		known("tokens", "LITERAL_DO, LITERAL_ELSE, LITERAL_FOR, LITERAL_IF, LITERAL_WHILE")
+	case JavadocVariable:
+		known("scope", "private")
+		known("tokens", "ENUM_CONSTANT_DEF")
+	case LeftCurly:
+		known("option", "eol")
+		known("ignoreEnums", "true")
+		known("tokens", "ANNOTATION_DEF, CLASS_DEF, CTOR_DEF, ENUM_CONSTANT_DEF, ENUM_DEF, INTERFACE_DEF, LAMBDA, LITERAL_CASE, "+
+			"LITERAL_CATCH, LITERAL_DEFAULT, LITERAL_DO, LITERAL_ELSE, LITERAL_FINALLY, LITERAL_FOR, LITERAL_IF, LITERAL_SWITCH, "+
+			"LITERAL_SYNCHRONIZED, LITERAL_TRY, LITERAL_WHILE, METHOD_DEF, OBJBLOCK, STATIC_INIT, RECORD_DEF, COMPACT_CTOR_DEF")
+	case ParenPad:
+		known("option", "nospace")
+		known("tokens", "ANNOTATION, ANNOTATION_FIELD_DEF, CTOR_CALL, CTOR_DEF, DOT, ENUM_CONSTANT_DEF, EXPR, LITERAL_CATCH, "+
+			"LITERAL_DO, LITERAL_FOR, LITERAL_IF, LITERAL_NEW, LITERAL_SWITCH, LITERAL_SYNCHRONIZED, LITERAL_WHILE, METHOD_CALL, "+
+			"METHOD_DEF, QUESTION, RESOURCE_SPECIFICATION, SUPER_CTOR_CALL, LAMBDA, RECORD_DEF")
+	case OperatorWrap:
+		known("option", "nl")
+		s.opWrapTokens = tokenSet(defaultOperatorWrapTokens)
+		if v, ok := props["tokens"]; ok {
+			s.opWrapTokens = tokenSet(v)
+			acceptable := tokenSet(defaultOperatorWrapTokens + ", METHOD_REF, ASSIGN, DIV_ASSIGN, PLUS_ASSIGN, MINUS_ASSIGN, " +
+				"STAR_ASSIGN, MOD_ASSIGN, SR_ASSIGN, BSR_ASSIGN, SL_ASSIGN, BXOR_ASSIGN, BOR_ASSIGN, BAND_ASSIGN")
+			for t := range s.opWrapTokens {
+				if !acceptable[t] {
+					return fmt.Errorf("%w: OperatorWrap: token %s is not acceptable", ErrInvalidConfig, t)
+				}
+				if strings.HasSuffix(t, "ASSIGN") {
+					s.unsupport("OperatorWrap: token %s is not supported; module not run", t)
+				}
+			}
+			delete(props, "tokens")
+		}
+	case MagicNumber:
+		known("ignoreNumbers", "-1, 0, 1, 2")
+		known("ignoreHashCodeMethod", "false")
+		known("ignoreAnnotation", "false")
+		known("ignoreFieldDeclaration", "false")
+		known("ignoreAnnotationElementDefaults", "true")
+		known("constantWaiverParentToken", "TYPECAST, METHOD_CALL, EXPR, ARRAY_INIT, UNARY_MINUS, UNARY_PLUS, ELIST, STAR, ASSIGN, PLUS, MINUS, DIV, LITERAL_NEW")
+	case VisibilityModifier:
+		known("packageAllowed", "false")
+		known("protectedAllowed", "false")
+		known("publicMemberPattern", "^serialVersionUID$")
+		known("allowPublicFinalFields", "false")
+		known("allowPublicImmutableFields", "false")
+		known("ignoreAnnotationCanonicalNames", "org.junit.Rule, org.junit.ClassRule, com.google.common.annotations.VisibleForTesting")
+	case HiddenField:
+		known("ignoreConstructorParameter", "false")
+		known("ignoreSetter", "false")
+		known("setterCanReturnItsClass", "false")
+		known("ignoreAbstractMethods", "false")
+	case DesignForExtension:
+		known("ignoredAnnotations", "After, AfterClass, Before, BeforeClass, Test")
+		known("requiredJavadocPhrase", ".*")
+	case RightCurly:
+		known("option", "same")
+		known("tokens", "LITERAL_TRY, LITERAL_CATCH, LITERAL_FINALLY, LITERAL_IF, LITERAL_ELSE")
+	case AvoidNestedBlocks:
+		known("allowInSwitchCase", "false")
+	case NoWhitespaceBefore:
+		s.nwBeforeTokens = tokenSet("COMMA, SEMI, POST_INC, POST_DEC, ELLIPSIS")
+		if v, ok := props["allowLineBreaks"]; ok && (v == "true" || v == "false") {
+			s.nwBeforeLineBreaks = v == "true"
+			delete(props, "allowLineBreaks")
+		}
+		if v, ok := props["tokens"]; ok {
+			s.nwBeforeTokens = tokenSet(v)
+			for t := range s.nwBeforeTokens {
+				switch t {
+				case "COMMA", "SEMI", "POST_INC", "POST_DEC", "ELLIPSIS", "DOT", "METHOD_REF", "LABELED_STAT":
+				case "GENERIC_START", "GENERIC_END":
+					s.unsupport("NoWhitespaceBefore: token %s is not supported; module not run", t)
+				default:
+					return fmt.Errorf("%w: NoWhitespaceBefore: token %s is not acceptable", ErrInvalidConfig, t)
+				}
+			}
+			delete(props, "tokens")
+		}
+	case EmptyForIteratorPad:
+		known("option", "nospace")
+	case MethodParamPad:
+		known("option", "nospace")
+		known("allowLineBreaks", "false")
+		known("tokens", "CTOR_DEF, LITERAL_NEW, METHOD_CALL, METHOD_DEF, SUPER_CTOR_CALL, ENUM_CONSTANT_DEF, RECORD_DEF")
+	case ParameterNumber:
+		known("max", "7")
+		known("ignoreOverriddenMethods", "false")
+		known("tokens", "METHOD_DEF, CTOR_DEF")
+	case MethodLength:
+		known("max", "150")
+		known("countEmpty", "true")
+	case MissingJavadocMethod:
+		known("scope", "public")
+		known("allowMissingPropertyJavadoc", "false")
+		known("tokens", "METHOD_DEF, CTOR_DEF, ANNOTATION_FIELD_DEF, COMPACT_CTOR_DEF")
+		if v, ok := props["allowedAnnotations"]; ok {
+			s.mjmAnnotations = tokenSet(v)
+			delete(props, "allowedAnnotations")
+		}
+		if v, ok := props["minLineCount"]; ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("%w: MissingJavadocMethod: minLineCount %q is not an integer", ErrInvalidConfig, v)
+			}
+			s.mjmMinLines = n
+			delete(props, "minLineCount")
+		}
+	case JavadocMethod:
+		known("scope", "private")
+		known("allowedAnnotations", "Override")
+		known("validateThrows", "false")
+		known("allowMissingParamTags", "false")
+		known("allowMissingReturnTag", "false")
+	case JavadocType:
+		known("scope", "private")
+		known("allowMissingParamTags", "false")
+		known("allowUnknownTags", "false")
+		known("allowedAnnotations", "Generated")
+	case TypecastParenPad:
+		known("option", "nospace")
+	case InterfaceIsType:
+		known("allowMarkerInterfaces", "true")
+	case NoWhitespaceAfter:
+		known("allowLineBreaks", "true")
+		known("tokens", "ARRAY_INIT, AT, INC, DEC, UNARY_MINUS, UNARY_PLUS, BNOT, LNOT, DOT, ARRAY_DECLARATOR, INDEX_OP")
 	case IllegalImport:
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")
 		known("regexp", "false")
-	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName:
+	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName, PackageName:
 		np := namePattern{}
 		if v, ok := props["format"]; ok {
 			re, err := compileJava(v)
@@ -348,8 +545,10 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	}
 	// A module with a property or message we do not implement is not
 	// run at all: findings at the wrong properties would be wrong ones.
-	n := len(s.unsupported)
 	for k := range m.Messages {
+		if code == WhitespaceAround && (k == "ws.notPreceded" || k == "ws.notFollowed") {
+			continue
+		}
 		if !(k == "name.invalidPattern" && s.names[code].message != "") {
 			s.unsupport("%s: message %s is not supported; module not run", code, k)
 		}
@@ -447,4 +646,13 @@ func messageFormat(pattern string, args ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// tokenSet reads a comma-separated list of checkstyle token names.
+func tokenSet(v string) map[string]bool {
+	set := make(map[string]bool)
+	for _, t := range splitList(v) {
+		set[t] = true
+	}
+	return set
 }

@@ -23,7 +23,7 @@ func TestBuiltinConfigs(t *testing.T) {
 	}
 	assert.False(t, sun.enabled[OneStatementPerLine], "sun_checks has no OneStatementPerLine")
 	assert.False(t, sun.processJavadoc, "sun_checks sets UnusedImports processJavadoc=false")
-	assert.Contains(t, sun.Unsupported(), "module MagicNumber is not implemented")
+	assert.Contains(t, sun.Unsupported(), "module Translation is not implemented")
 	assert.Contains(t, sun.Unsupported(), "module JavadocPackage is not implemented")
 	seen := map[string]bool{}
 	for _, u := range sun.Unsupported() {
@@ -38,8 +38,9 @@ func TestBuiltinConfigs(t *testing.T) {
 	assert.True(t, google.enabled[OneStatementPerLine])
 	assert.False(t, google.enabled[FileLength])
 	assert.Contains(t, google.Unsupported(), "module Indentation is not implemented")
-	assert.Contains(t, google.Unsupported(), `WhitespaceAround: property allowEmptyMethods="true" is not supported; module not run`)
-	assert.False(t, google.enabled[WhitespaceAround], "a module with an unsupported property is not run")
+	assert.Contains(t, google.Unsupported(), `EmptyBlock: property option="TEXT" is not supported; module not run`)
+	assert.False(t, google.enabled[EmptyBlock], "a module with an unsupported property is not run")
+	assert.True(t, google.enabled[WhitespaceAround], "its allowEmpty*, ignoreEnhancedForColon and messages are implemented")
 
 	def, err := New(linter.Config{})
 	require.NoError(t, err)
@@ -109,4 +110,77 @@ func TestSameMessageTwoModules(t *testing.T) {
 	assert.Equal(t, []linter.Diagnostic{{Line: 3, Column: 9, Code: WhitespaceAround, Message: "'if' is not followed by whitespace."}}, lint(t, cfg, code))
 	cfg.Select = []string{WhitespaceAfter}
 	assert.Equal(t, []linter.Diagnostic{{Line: 3, Column: 9, Code: WhitespaceAfter, Message: "'if' is not followed by whitespace."}}, lint(t, cfg, code))
+}
+
+// TestOperatorWrapTokens runs OperatorWrap at google_checks' tokens: '::'
+// is checked, the ':' of a conditional is not (checkstyle 8.36's output
+// for the same file).
+func TestOperatorWrapTokens(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{OperatorWrap}
+	got := lint(t, cfg, "class G {\n  java.util.function.Function<Object, String> f = String::\n      valueOf;\n\n"+
+		"  int g(int x) {\n    return x > 0 ?\n        1 :\n        2;\n  }\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 2, Column: 57, Code: OperatorWrap, Message: "'::' should be on a new line."},
+		{Line: 6, Column: 18, Code: OperatorWrap, Message: "'?' should be on a new line."},
+	}, got)
+	_, err := New(linter.Config{Options: map[string]string{OptionConfig: `<module name="Checker"><module name="TreeWalker">` +
+		`<module name="OperatorWrap"><property name="tokens" value="PLUS, NOPE"/></module></module></module>`}})
+	assert.ErrorIs(t, err, ErrInvalidConfig, "a token OperatorWrap does not accept")
+}
+
+// TestWhitespaceAroundGoogle runs WhitespaceAround at google_checks'
+// properties: empty constructors, methods, loops, lambdas and types are
+// allowed, the colon of an enhanced for is checked and the messages are
+// google's (checkstyle 8.36's output for the same file).
+func TestWhitespaceAroundGoogle(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{WhitespaceAround}
+	got := lint(t, cfg, "class W {\n  W() {}\n\n  void f(int[] a) {\n    for (int i : a) {}\n    for (int j: a) {\n      j++;\n    }\n"+
+		"    Runnable r = () -> {};\n    if (a == null) {}\n    new Object() {};\n  }\n\n  interface I {}\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 6, Column: 15, Code: WhitespaceAround, Message: "WhitespaceAround: ':' is not preceded with whitespace."},
+		{Line: 10, Column: 20, Code: WhitespaceAround, Message: "WhitespaceAround: '{' is not followed by whitespace. Empty blocks may only be represented as {} when not part of a multi-block statement (4.1.3)"},
+		{Line: 10, Column: 21, Code: WhitespaceAround, Message: "WhitespaceAround: '}' is not preceded with whitespace."},
+	}, got)
+}
+
+// TestNoWhitespaceBeforeGoogle runs NoWhitespaceBefore at google_checks'
+// tokens (DOT, METHOD_REF, LABELED_STAT among them) with allowLineBreaks:
+// a '.' starting a line is fine (checkstyle 8.36's output for the file).
+func TestNoWhitespaceBeforeGoogle(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{NoWhitespaceBefore}
+	got := lint(t, cfg, "class N {\n  void f(java.util.List<String> a) {\n    String s = \"x\"\n        .trim() .trim();\n"+
+		"    a.forEach(System.out ::println);\n    outer :\n    for (int i = 0; i < 1; i++) {\n      f(a) ;\n    }\n  }\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 4, Column: 17, Code: NoWhitespaceBefore, Message: "'.' is preceded with whitespace."},
+		{Line: 5, Column: 26, Code: NoWhitespaceBefore, Message: "'::' is preceded with whitespace."},
+		{Line: 6, Column: 11, Code: NoWhitespaceBefore, Message: "':' is preceded with whitespace."},
+		{Line: 8, Column: 12, Code: NoWhitespaceBefore, Message: "';' is preceded with whitespace."},
+	}, got)
+}
+
+// TestMissingJavadocMethodGoogle runs MissingJavadocMethod at
+// google_checks' minLineCount 2 and allowedAnnotations Override, Test
+// (checkstyle 8.36's output for the same file).
+func TestMissingJavadocMethodGoogle(t *testing.T) {
+	cfg := withConfig(GoogleChecks)
+	cfg.Select = []string{MissingJavadocMethod}
+	got := lint(t, cfg, "/** M. */\npublic class M {\n  public void a() {\n    a();\n    a();\n  }\n\n  public void b() {\n    a();\n    a();\n    a();\n  }\n\n"+
+		"  @Test\n  public void c() {\n    a();\n    a();\n    a();\n  }\n\n  @interface Test {}\n}\n")
+	assert.Equal(t, []linter.Diagnostic{{Line: 8, Column: 3, Code: MissingJavadocMethod, Message: "Missing a Javadoc comment."}}, got)
+}
+
+// TestAbbreviationDefaults runs AbbreviationAsWordInName at checkstyle's
+// defaults (allowedAbbreviationLength 3, ignoreFinal true), where
+// google_checks sets 0 and false (checkstyle 8.36's output for the file).
+func TestAbbreviationDefaults(t *testing.T) {
+	cfg := linter.Config{Options: map[string]string{OptionConfig: `<module name="Checker"><module name="TreeWalker">` +
+		`<module name="AbbreviationAsWordInName"/></module></module>`}}
+	got := lint(t, cfg, "class HTTPClient {\n  final int fieldABCDE = 1;\n  void f() {\n    final int localABCDE = 1;\n    int otherABCDE = 2;\n  }\n}\n")
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 1, Column: 7, Code: AbbreviationAsWordInName, Message: "Abbreviation in name 'HTTPClient' must contain no more than '4' consecutive capital letters."},
+		{Line: 5, Column: 9, Code: AbbreviationAsWordInName, Message: "Abbreviation in name 'otherABCDE' must contain no more than '4' consecutive capital letters."},
+	}, got)
 }

@@ -26,6 +26,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	start := p.p
 	if p.at("{") {
 		// instance initializer
+		if c := p.curClass(); c >= 0 && p.topKind() == bodyClass {
+			p.dfeClasses[c].nonStatic = true
+		}
 		p.codeDepth++
 		open, n := p.block(blockInstanceInit)
 		p.codeDepth--
@@ -39,8 +42,12 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	if p.at("static") && p.atIdx(p.p+1, "{") {
 		p.next()
+		saveStatic := p.hfStatic
+		p.hfStatic = true
+		defer func() { p.hfStatic = saveStatic }()
 		p.codeDepth++
 		open, n := p.block(blockNormal)
+		p.curly(open, p.blockFirst)
 		p.codeDepth--
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
@@ -53,13 +60,20 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
+		p.defStarts = append(p.defStarts, int32(start))
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
+		p.typeStatic = p.hasMod(mods, "static")
+		p.typeMods = mods
+		p.redundantTypeMods(mods)
 		pos = p.typeDecl(modPos)
 		return pos, nil
 	}
+	var typeParams [][2]int32
 	if p.at("<") {
+		p.genMethodDef = true
 		p.typeParams()
+		typeParams = append(typeParams, p.typeParamToks...)
 	}
 	kind := bodyClass
 	if len(p.bodyKinds) > 0 {
@@ -67,6 +81,15 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	// constructor (or compact constructor of a record)
 	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
+		p.defStarts = append(p.defStarts, int32(start))
+		if c := p.curClass(); kind == bodyClass && c >= 0 {
+			d := &p.dfeClasses[c]
+			d.ctor = true
+			private := p.hasMod(mods, "private")
+			d.openCtor = d.openCtor || !private
+			d.privateCtor = d.privateCtor || private
+			d.publicCtor = d.publicCtor || !private && !p.hasMod(mods, "protected")
+		}
 		mods.annOK = true
 		p.mods = append(p.mods, mods)
 		pos = p.p
@@ -74,20 +97,30 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			pos = modPos
 		}
 		p.defs = append(p.defs, int32(pos))
+		m := methodInfo{pos: int32(pos), name: int32(p.p), open: -1, close: -1, mods: mods, ctor: true, typeParams: typeParams}
+		p.redundantCtorMods(mods, kind)
 		p.next()
 		p.lastParams = p.lastParams[:0]
 		if p.at("(") {
-			p.params(true)
+			p.paramPads = append(p.paramPads, int32(p.p))
+			m.nparams, _ = p.params(true)
+			m.params = append(m.params, p.paramNames...)
 		}
 		p.throws()
 		if p.at("{") {
 			p.finalParameters(kind)
 			p.codeDepth++
-			p.block(blockNormal)
+			open, n := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
 			p.codeDepth--
+			m.open, m.close = int32(open), int32(p.blockClose)
+			if n == 0 {
+				p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyCtor})
+			}
 		} else {
 			p.semi(p.p - 1)
 		}
+		p.method(m)
 		return pos, nil
 	}
 	typePos := p.typ()
@@ -107,20 +140,39 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		return pos, nil
 	}
 	name := p.p
+	if p.isIdent(p.p) {
+		p.defStarts = append(p.defStarts, int32(start))
+	}
 	if p.atIdx(p.p+1, "(") {
 		// method
 		mods.annOK = !isVoid
 		p.mods = append(p.mods, mods)
+		p.memberFacts(mods, kind, true)
 		p.defs = append(p.defs, int32(pos))
 		p.toks[name].flags |= fNotRef
 		p.next()
+		// HiddenField's isInStatic stops at a method outside anonymous
+		// classes.
+		if p.anonDepth == 0 {
+			saveStatic := p.hfStatic
+			p.hfStatic = p.hasMod(mods, "static")
+			defer func() { p.hfStatic = saveStatic }()
+		}
 		override := hasOverride(p, mods)
 		p.lastParams = p.lastParams[:0]
+		m := methodInfo{pos: int32(pos), name: int32(name), open: -1, close: -1, mods: mods, annField: kind == bodyAnnotation,
+			void: isVoid, typeParams: typeParams}
+		if kind == bodyAnnotation || !override {
+			p.abbrNames = append(p.abbrNames, int32(name))
+		}
 		if kind == bodyAnnotation {
 			p.params(false)
 		} else {
+			p.paramPads = append(p.paramPads, int32(p.p))
 			p.decls = append(p.decls, decl{kind: declMethod, name: int32(name), aux: override, clsName: p.currentClass()})
 			nparams, objParam := p.params(true)
+			m.nparams = nparams
+			m.params = append(m.params, p.paramNames...)
 			if cls != nil {
 				p.recordEqualsHashCode(cls, mods, pos, name, typePos, nparams, objParam)
 			}
@@ -131,17 +183,29 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if p.at("default") {
 			defTok = p.p
 			p.next()
+			p.annDefault++
 			p.elementValue()
+			p.annDefault--
 		}
 		if p.at("{") {
 			p.finalParameters(kind)
 			p.codeDepth++
-			p.block(blockNormal)
+			open, n := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
 			p.codeDepth--
+			m.open, m.close = int32(open), int32(p.blockClose)
+			if n > 0 {
+				p.designForExtension(start, name, mods, kind)
+			} else {
+				p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyMethod})
+			}
 			if cls != nil && cls.pendingMethod != nil {
 				cls.pendingMethod.hasBody = true
 			}
 		} else {
+			if p.hasMod(mods, "native") {
+				p.designForExtension(start, name, mods, kind)
+			}
 			stmt := p.p - 1
 			if defTok >= 0 {
 				stmt = defTok
@@ -153,14 +217,36 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		if cls != nil && cls.pendingMethod != nil {
 			cls.flushMethod()
 		}
+		p.redundantMethodMods(mods, m.open < 0, kind)
+		p.method(m)
 		return pos, nil
 	}
 	// field(s)
 	mods.annOK = true
 	p.mods = append(p.mods, mods)
+	p.memberFacts(mods, kind, false)
 	fk := p.fieldKind(mods)
+	p.styleDef(jsDef{pos: int32(pos)})
+	// JavadocVariable leaves serialVersionUID out.
+	if p.codeDepth == 0 && p.cur().text != "serialVersionUID" {
+		p.fieldDefs = append(p.fieldDefs, int32(pos))
+	}
 	vg = &varGroupInfo{first: int32(start)}
+	p.varFinal = p.hasMod(mods, "final")
+	p.varStatic = p.hasMod(mods, "static")
+	if kind == bodyInterface || kind == bodyAnnotation {
+		p.redundantFirst(mods, "public", "abstract", "final", "static")
+	}
 	last := p.declarators(fk, pos)
+	p.fieldChecks(mods)
+	// AbbreviationAsWordInName leaves out static fields (ignoreStatic,
+	// ignoreStaticFinal) and those of interfaces.
+	if !p.hasMod(mods, "static") && kind != bodyInterface && kind != bodyAnnotation {
+		p.abbrNames = append(p.abbrNames, p.declNames...)
+		if p.hasMod(mods, "final") {
+			p.abbrFinals = append(p.abbrFinals, p.declNames...)
+		}
+	}
 	vg.count = last.count
 	if p.at(";") {
 		vg.lastLine = p.cur().line
@@ -212,7 +298,7 @@ func (p *parser) fieldKind(m modsInfo) uint8 {
 	case kind == bodyInterface:
 		return 255
 	case static:
-		return 255 // StaticVariableName, not modelled
+		return declStatic
 	}
 	return declMember
 }
@@ -234,12 +320,16 @@ type declResult struct {
 // naming rule) or locals; pos is the declaration's AST position.
 func (p *parser) declarators(kind uint8, pos int) declResult {
 	var r declResult
+	final, static := p.varFinal, p.varStatic
+	p.varFinal, p.varStatic = false, false
+	p.declNames = p.declNames[:0]
 	for {
 		if !p.isIdent(p.p) {
 			break
 		}
 		r.count++
 		name := p.p
+		p.declNames = append(p.declNames, int32(name))
 		if kind != 255 {
 			p.decls = append(p.decls, decl{kind: kind, name: int32(name)})
 		}
@@ -249,6 +339,7 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 		p.next()
 		last := -1
 		for p.at("[") && p.atIdx(p.p+1, "]") {
+			p.brackets = append(p.brackets, int32(p.p))
 			last = p.p
 			p.next()
 			r.lastLine = p.cur().line
@@ -261,11 +352,16 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 			r.stmt = p.p
 			p.ws(p.p)
 			p.next()
+			save := p.mnPush(final || p.inInterface())
+			saveStatic := p.hfStatic
+			p.hfStatic = static
 			if p.at("{") {
 				p.arrayInit()
 			} else {
 				p.expr()
 			}
+			p.hfStatic = saveStatic
+			p.mnCur = save
 			r.lastLine = p.toks[p.p-1].line
 		}
 		if !p.accept(",") {
@@ -276,6 +372,7 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 }
 
 func (p *parser) arrayInit() {
+	p.nwAfter = append(p.nwAfter, int32(p.p))
 	p.next() // '{'
 	for !p.eof() && !p.at("}") {
 		before := p.p
@@ -299,6 +396,8 @@ func (p *parser) params(named bool) (int, bool) {
 	n := 0
 	obj := false
 	p.lastParams = p.lastParams[:0]
+	p.paramNames = p.paramNames[:0]
+	p.paramFinals = p.paramFinals[:0]
 	for !p.eof() && !p.at(")") {
 		before := p.p
 		mods := p.modifiers()
@@ -308,7 +407,15 @@ func (p *parser) params(named bool) (int, bool) {
 		tstart := p.p
 		p.typ()
 		tname := p.src[p.toks[tstart].off:p.toks[max(p.p-1, tstart)].end()]
+		if p.at("...") {
+			p.nwBefore = append(p.nwBefore, int32(p.p))
+		}
 		p.accept("...")
+		for _, i := range mods.toks {
+			if p.toks[i].text == "final" {
+				p.paramFinals = append(p.paramFinals, i)
+			}
+		}
 		if p.at("this") {
 			p.next() // receiver parameter
 		} else if p.isIdent(p.p) {
@@ -320,6 +427,9 @@ func (p *parser) params(named bool) (int, bool) {
 				if named {
 					p.decls = append(p.decls, decl{kind: declParam, name: int32(p.p)})
 				}
+				p.paramNames = append(p.paramNames, int32(p.p))
+				p.abbrNames = append(p.abbrNames, int32(p.p))
+				p.hidden(p.p)
 				if !final {
 					p.lastParams = append(p.lastParams, paramInfo{first: int32(before), name: int32(p.p)})
 				}
@@ -354,6 +464,7 @@ func (p *parser) finalParameters(kind int) {
 func (p *parser) cDims() {
 	last := -1
 	for p.at("[") && p.atIdx(p.p+1, "]") {
+		p.brackets = append(p.brackets, int32(p.p))
 		last = p.p
 		p.next()
 		p.next()
@@ -420,6 +531,10 @@ func (p *parser) recordEqualsHashCode(c *classCtx, m modsInfo, pos, name, typePo
 
 // typeDecl parses class/interface/enum/@interface/record declarations.
 func (p *parser) typeDecl(modPos int) int {
+	static := p.typeStatic
+	p.typeStatic = false
+	mods := p.typeMods
+	p.typeMods = modsInfo{}
 	kw := p.p
 	kind := bodyClass
 	switch {
@@ -442,25 +557,54 @@ func (p *parser) typeDecl(modPos int) int {
 	name := ""
 	if p.isIdent(p.p) {
 		p.decls = append(p.decls, decl{kind: declType, name: int32(p.p)})
+		p.abbrNames = append(p.abbrNames, int32(p.p))
 		name = p.cur().text
 		p.next()
 	}
+	td := typeDeclInfo{pos: int32(pos)}
+	for _, i := range mods.toks {
+		if p.toks[i].text == "@" && p.atIdx(int(i)+1, "Generated") && !p.atIdx(int(i)+2, ".") {
+			td.generated = true
+		}
+	}
 	if p.at("<") {
 		p.typeParams()
+		for _, tp := range p.typeParamToks {
+			td.typeParams = append(td.typeParams, tp[1])
+		}
 	}
+	p.typeDecls = append(p.typeDecls, td)
+	p.styleDef(jsDef{pos: int32(pos), typeParams: td.typeParams})
 	if kind == bodyRecord && p.at("(") {
 		p.recordHeader()
 	}
+	superName := ""
 	for p.at("extends") || p.at("implements") || p.at("permits") || p.isIdent(p.p) && p.cur().text == "permits" {
+		extends := p.at("extends")
 		p.next()
 		for {
+			if extends && superName == "" && p.isIdent(p.p) {
+				save := p.p
+				superName, _, _ = p.qualifiedName(false)
+				p.p, p.split = save, 0
+			}
 			p.typ()
 			if !p.accept(",") {
 				break
 			}
 		}
 	}
+	td.kind = kind
+	p.typeDecls[len(p.typeDecls)-1] = td
 	if p.at("{") {
+		p.hfNewFrame = kind == bodyClass || kind == bodyEnum || kind == bodyRecord
+		p.typeStatic = static
+		p.typeScope(kind, name, mods)
+		if kind == bodyClass {
+			p.classDecl(name, superName, mods, int32(pos))
+		}
+		p.typeMods = mods
+		p.curTypeDecl = int32(len(p.typeDecls) - 1)
 		p.classBody(kind, name)
 	}
 	return pos
@@ -494,8 +638,34 @@ func (p *parser) classBody(kind int, name string) {
 	}
 	p.depth++
 	defer func() { p.depth-- }()
+	p.pushTypeInfo(kind)
+	defer func() { p.typeInfos = p.typeInfos[:len(p.typeInfos)-1] }()
+	p.declStack = append(p.declStack, p.curTypeDecl)
+	p.curTypeDecl = -1
+	defer func() { p.declStack = p.declStack[:len(p.declStack)-1] }()
+	if kind == bodyClass && p.bodyScope >= 0 {
+		p.fcStack = append(p.fcStack, p.bodyClass)
+		defer func() { p.fcStack = p.fcStack[:len(p.fcStack)-1] }()
+	}
+	own := p.hfNewFrame
+	p.hfNewFrame = false
+	if own {
+		p.hfFrames = append(p.hfFrames, hfFrame{parent: p.hfCur, static: p.typeStatic})
+		saveFrame := p.hfCur
+		p.hfCur = int32(len(p.hfFrames) - 1)
+		defer func() { p.hfCur = saveFrame }()
+	}
+	p.typeStatic = false
+	p.hfOwn = append(p.hfOwn, own)
+	defer func() { p.hfOwn = p.hfOwn[:len(p.hfOwn)-1] }()
+	p.enterScope()
+	defer p.leaveScope()
 	open := p.p
 	p.ws(open)
+	p.curly(open, curlyNoBreak)
+	if p.atIdx(open+1, "}") {
+		p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyType})
+	}
 	p.next()
 	p.bodyKinds = append(p.bodyKinds, kind)
 	p.className = append(p.className, name)
@@ -604,15 +774,26 @@ func (p *parser) enumConstants(open int) int {
 			continue
 		}
 		p.defs = append(p.defs, int32(start))
+		p.defStarts = append(p.defStarts, int32(start))
+		p.styleDef(jsDef{pos: int32(start)})
+		if p.codeDepth == 0 {
+			p.fieldDefs = append(p.fieldDefs, int32(start))
+		}
 		name := p.cur().text
 		p.next()
+		save := p.mnPush(true)
 		if p.at("(") {
+			p.paramPads = append(p.paramPads, int32(p.p))
 			p.args()
 		}
 		if p.at("{") {
 			// checkstyle compares method names with the constant's name.
+			n0 := p.mnN()
+			p.hfNewFrame = true
 			p.classBody(bodyAnon, name)
+			p.mnRange(n0)
 		}
+		p.mnCur = save
 		prev = start
 		if p.at(",") {
 			prev = p.p

@@ -10,11 +10,11 @@
 // That is DefaultConfig. A checkstyle XML configuration chooses other
 // checks and properties: linter.Config.Options[OptionConfig] holds its text
 // or the name of a built-in one, SunChecks or GoogleChecks (our renditions
-// of checkstyle's sun_checks.xml and google_checks.xml). There
-// FileLength, IllegalImport, FinalParameters, WhitespaceAfter,
-// ArrayTypeStyle, UpperEll and TodoComment are implemented too; modules, properties and messages the
-// configuration names that are not implemented are listed by
-// (*Linter).Unsupported and not run.
+// of checkstyle's sun_checks.xml and google_checks.xml). Every module of
+// sun_checks.xml is implemented but JavadocPackage, Translation and
+// IllegalInstantiation (the list is in the README);
+// modules, properties and messages the configuration names that are not
+// implemented are listed by (*Linter).Unsupported and not run.
 //
 // Each diagnostic carries the check's name as its Code, checkstyle's message
 // text, and the line and column checkstyle prints (columns expand tabs to 8;

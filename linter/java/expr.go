@@ -44,35 +44,49 @@ func (p *parser) expr() int {
 	}
 	p.depth++
 	defer func() { p.depth-- }()
+	ctx := p.assignCtx
+	p.assignCtx = assignNone
+	n0 := p.mnN()
 	lhs := p.ternary()
 	if isAssignOp(p.text()) && p.cur().kind == tOp && p.split == 0 {
 		op := p.p
+		if ctx != assignAllowed {
+			p.assigns = append(p.assigns, int32(op))
+		}
 		p.ws(op)
 		p.next()
 		p.expr()
+		if p.toks[op].text != "=" {
+			p.mnRange(n0)
+		}
 		return op
 	}
 	return lhs
 }
 
 func (p *parser) ternary() int {
+	n0 := p.mnN()
 	c := p.binary(3)
 	if p.at("?") {
 		q := p.p
 		p.ws(q)
+		p.opWraps = append(p.opWraps, int32(q))
 		p.next()
 		p.expr()
 		if p.at(":") {
+			p.opWraps = append(p.opWraps, int32(p.p))
 			p.ws(p.p)
 			p.next()
 			p.expr()
 		}
+		p.mnRange(n0)
 		return q
 	}
 	return c
 }
 
 func (p *parser) binary(minPrec int) int {
+	n0 := p.mnN()
 	left := p.unary()
 	for {
 		t := p.cur()
@@ -85,6 +99,7 @@ func (p *parser) binary(minPrec int) int {
 			return left
 		}
 		op := p.p
+		p.opWraps = append(p.opWraps, int32(op))
 		if s == "instanceof" {
 			p.next()
 			mods := p.modifiers()
@@ -94,14 +109,23 @@ func (p *parser) binary(minPrec int) int {
 			}
 			p.typ()
 			if p.isIdent(p.p) {
+				p.hidden(p.p)
+				p.abbrNames = append(p.abbrNames, int32(p.p))
 				p.next() // pattern variable
 			}
+			p.mnRange(n0)
 			left = op
 			continue
 		}
 		p.ws(op)
 		p.next()
-		p.binary(prec + 1)
+		right := p.binary(prec + 1)
+		if prec != 6 && prec < 10 {
+			p.kids[int32(op)] = [2]int32{int32(left), int32(right)}
+		}
+		if !magicWaiver(s) {
+			p.mnRange(n0)
+		}
 		left = op
 	}
 }
@@ -112,21 +136,36 @@ func (p *parser) unary() int {
 		switch p.text() {
 		case "+", "-", "++", "--", "!", "~":
 			op := p.p
+			if t.text != "!" && t.text != "~" {
+				p.nwAfter = append(p.nwAfter, int32(op))
+			}
 			p.next()
-			p.unary()
+			n0 := p.mnN()
+			operand := p.unary()
+			if t.text == "!" {
+				p.kids[int32(op)] = [2]int32{int32(operand), -1}
+			}
+			if t.text == "-" || t.text == "+" {
+				p.mnSigned(op, operand)
+			} else {
+				p.mnRange(n0)
+			}
 			return op
 		case "(":
 			if p.isCast() {
 				op := p.p
+				p.castParens = append(p.castParens, int32(op))
 				p.next()
 				p.typ()
 				for p.at("&") {
 					p.ws(p.p)
+					p.typeAnds = append(p.typeAnds, int32(p.p))
 					p.next()
 					p.typ()
 				}
 				if p.at(")") {
 					p.casts = append(p.casts, int32(p.p))
+					p.castParens = append(p.castParens, int32(p.p))
 				}
 				p.accept(")")
 				p.unary()
@@ -134,7 +173,8 @@ func (p *parser) unary() int {
 			}
 		}
 	}
-	return p.postfix(p.primary())
+	n0 := p.mnN()
+	return p.postfix(p.primary(), n0)
 }
 
 // isCast decides whether '(' at p.p starts a cast.
@@ -196,20 +236,28 @@ func (p *parser) lambdaAhead() bool {
 
 func (p *parser) lambda() int {
 	if p.isIdent(p.p) {
+		p.hidden(p.p)
 		p.next()
 	} else {
 		p.next() // '('
 		for !p.eof() && !p.at(")") {
 			before := p.p
 			if p.isIdent(p.p) && (p.atIdx(p.p+1, ",") || p.atIdx(p.p+1, ")")) {
+				p.hidden(p.p)
+				p.abbrNames = append(p.abbrNames, int32(p.p))
 				p.next()
 			} else {
 				mods := p.modifiers()
 				mods.annOK = true
 				p.mods = append(p.mods, mods)
 				p.typ()
+				if p.at("...") {
+					p.nwBefore = append(p.nwBefore, int32(p.p))
+				}
 				p.accept("...")
 				if p.isIdent(p.p) {
+					p.hidden(p.p)
+					p.abbrNames = append(p.abbrNames, int32(p.p))
 					p.next()
 				}
 				p.cDims()
@@ -222,13 +270,20 @@ func (p *parser) lambda() int {
 	}
 	arrow := p.p
 	line := p.cur().line
+	n0 := p.mnN()
+	defer p.mnRange(n0)
 	p.ws(arrow)
 	p.next()
 	p.events = append(p.events, event{kind: evLambdaVisit, line: line})
 	p.codeDepth++
 	if p.at("{") {
-		p.block(blockNormal)
+		open, n := p.block(blockNormal)
+		p.curly(open, p.blockFirst)
+		if n == 0 {
+			p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyLambda})
+		}
 	} else {
+		p.assignCtx = assignAllowed
 		p.expr()
 	}
 	p.codeDepth--
@@ -243,7 +298,11 @@ func (p *parser) primary() int {
 	t := p.cur()
 	i := p.p
 	switch t.kind {
-	case tNumber, tString, tChar, tTextBlock:
+	case tNumber:
+		p.mnNumber(i)
+		p.next()
+		return i
+	case tString, tChar, tTextBlock:
 		p.next()
 		return i
 	case tIdent:
@@ -269,6 +328,8 @@ func (p *parser) primary() int {
 		case "new":
 			return p.creator()
 		case "switch":
+			n0 := p.mnN()
+			defer p.mnRange(n0)
 			return p.switchExpr()
 		}
 		if primitives[t.text] {
@@ -280,7 +341,8 @@ func (p *parser) primary() int {
 		switch t.text {
 		case "(":
 			p.next()
-			p.expr()
+			inner := p.expr()
+			p.kids[int32(i)] = [2]int32{int32(inner), -1}
 			p.accept(")")
 			return i
 		case "@":
@@ -298,7 +360,9 @@ func (p *parser) primary() int {
 	return -1
 }
 
-func (p *parser) postfix(root int) int {
+// postfix parses the selectors, calls and indices after a primary whose
+// numbers start at n0 (MagicNumber).
+func (p *parser) postfix(root int, n0 int32) int {
 	if root < 0 {
 		return root
 	}
@@ -310,8 +374,10 @@ func (p *parser) postfix(root int) int {
 		switch t.text {
 		case ".":
 			dot := p.p
+			p.mnRange(n0)
 			p.next()
 			if p.at("<") {
+				p.genBeforeMethod = true
 				p.typeArgs()
 			}
 			switch {
@@ -326,19 +392,27 @@ func (p *parser) postfix(root int) int {
 			root = dot
 		case "(":
 			root = p.p
+			p.paramPads = append(p.paramPads, int32(p.p))
 			p.args()
 		case "[":
 			root = p.p
+			p.brackets = append(p.brackets, int32(p.p))
 			p.next()
 			p.expr()
 			p.accept("]")
+			p.mnRange(n0)
 		case "++", "--":
 			root = p.p
+			p.nwBefore = append(p.nwBefore, int32(p.p))
 			p.next()
+			p.mnRange(n0)
 		case "::":
 			root = p.p
+			p.methodRefs = append(p.methodRefs, int32(p.p))
+			p.mnRange(n0)
 			p.next()
 			if p.at("<") {
+				p.genBeforeMethod = true
 				p.typeArgs()
 			}
 			if p.isIdent(p.p) || p.at("new") {
@@ -403,9 +477,12 @@ func (p *parser) creator() int {
 	switch {
 	case p.at("["):
 		for p.at("[") {
+			p.brackets = append(p.brackets, int32(p.p))
 			p.next()
 			if !p.at("]") {
+				n0 := p.mnN()
 				p.expr()
+				p.mnRange(n0)
 			}
 			p.accept("]")
 		}
@@ -413,6 +490,7 @@ func (p *parser) creator() int {
 			p.arrayInit()
 		}
 	case p.at("("):
+		p.paramPads = append(p.paramPads, int32(p.p))
 		p.args()
 		if p.at("{") {
 			// checkstyle compares method names with the IDENT under
@@ -421,7 +499,12 @@ func (p *parser) creator() int {
 			if p.isIdent(kw+1) && !p.atIdx(kw+2, ".") {
 				name = p.toks[kw+1].text
 			}
+			n0 := p.mnN()
+			p.anonDepth++
+			p.newAnon = true
 			p.classBody(bodyAnon, name)
+			p.anonDepth--
+			p.mnRange(n0)
 		}
 	}
 	return kw

@@ -54,6 +54,42 @@ const (
 	ArrayTypeStyle               = "ArrayTypeStyle"
 	UpperEll                     = "UpperEll"
 	TodoComment                  = "TodoComment"
+	JavadocVariable              = "JavadocVariable"
+	LeftCurly                    = "LeftCurly"
+	ParenPad                     = "ParenPad"
+	OperatorWrap                 = "OperatorWrap"
+	InnerAssignment              = "InnerAssignment"
+	MagicNumber                  = "MagicNumber"
+	VisibilityModifier           = "VisibilityModifier"
+	HiddenField                  = "HiddenField"
+	DesignForExtension           = "DesignForExtension"
+	RightCurly                   = "RightCurly"
+	AvoidNestedBlocks            = "AvoidNestedBlocks"
+	NoWhitespaceBefore           = "NoWhitespaceBefore"
+	EmptyForIteratorPad          = "EmptyForIteratorPad"
+	MethodParamPad               = "MethodParamPad"
+	MissingSwitchDefault         = "MissingSwitchDefault"
+	ParameterNumber              = "ParameterNumber"
+	MethodLength                 = "MethodLength"
+	MissingJavadocMethod         = "MissingJavadocMethod"
+	JavadocMethod                = "JavadocMethod"
+	RedundantModifier            = "RedundantModifier"
+	JavadocType                  = "JavadocType"
+	StaticVariableName           = "StaticVariableName"
+	LocalFinalVariableName       = "LocalFinalVariableName"
+	TypecastParenPad             = "TypecastParenPad"
+	FinalClass                   = "FinalClass"
+	HideUtilityClassConstructor  = "HideUtilityClassConstructor"
+	InterfaceIsType              = "InterfaceIsType"
+	NoWhitespaceAfter            = "NoWhitespaceAfter"
+	InvalidJavadocPosition       = "InvalidJavadocPosition"
+	PackageName                  = "PackageName"
+	SimplifyBooleanExpression    = "SimplifyBooleanExpression"
+	SimplifyBooleanReturn        = "SimplifyBooleanReturn"
+	JavadocStyle                 = "JavadocStyle"
+	GenericWhitespace            = "GenericWhitespace"
+	EmptyCatchBlock              = "EmptyCatchBlock"
+	AbbreviationAsWordInName     = "AbbreviationAsWordInName"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -68,7 +104,13 @@ var defaultCodes = []string{
 
 // codes lists every check implemented: those of DefaultConfig and those
 // a configuration (OptionConfig) may add.
-var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment)
+var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, IllegalImport, WhitespaceAfter, ArrayTypeStyle, UpperEll, TodoComment,
+	JavadocVariable, LeftCurly, ParenPad, OperatorWrap, InnerAssignment, MagicNumber, VisibilityModifier, HiddenField, DesignForExtension,
+	RightCurly, AvoidNestedBlocks, NoWhitespaceBefore, EmptyForIteratorPad, MethodParamPad, MissingSwitchDefault,
+	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
+	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
+	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

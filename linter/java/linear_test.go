@@ -56,20 +56,30 @@ func work(t *testing.T, l *Linter, src string) (steps int, alloc uint64, diags i
 // TestLinearInInputSize lints inputs of size N and 4N and requires the
 // work to grow at most 4.5 times (issue 13: linting is linear in input
 // size).
+// Each input runs at the default configuration and at sun_checks, which
+// runs every check implemented for it.
 func TestLinearInInputSize(t *testing.T) {
-	l, err := New(linter.Config{})
+	def, err := New(linter.Config{})
+	require.NoError(t, err)
+	sun, err := New(linter.Config{Options: map[string]string{OptionConfig: SunChecks}})
 	require.NoError(t, err)
 	const n = 2000
 	for _, in := range linearInputs {
-		t.Run(in.name, func(t *testing.T) {
-			s1, a1, d1 := work(t, l, in.gen(n))
-			s4, a4, d4 := work(t, l, in.gen(4*n))
-			require.NotZero(t, d1, "the input must produce findings")
-			assert.GreaterOrEqual(t, d4, 3*d1, "findings grow with the input")
-			assert.LessOrEqual(t, float64(s4), 4.5*float64(max(s1, 1)), "column work: %d for N, %d for 4N", s1, s4)
-			assert.LessOrEqual(t, float64(a4), 5*float64(a1), "allocated bytes: %d for N, %d for 4N", a1, a4)
-			t.Logf("N: %d steps, %d B, %d findings; 4N: %d steps, %d B, %d findings", s1, a1, d1, s4, a4, d4)
-		})
+		for _, cfg := range []struct {
+			name string
+			l    *Linter
+		}{{"default", def}, {SunChecks, sun}} {
+			l := cfg.l
+			t.Run(in.name+"/"+cfg.name, func(t *testing.T) {
+				s1, a1, d1 := work(t, l, in.gen(n))
+				s4, a4, d4 := work(t, l, in.gen(4*n))
+				require.NotZero(t, d1, "the input must produce findings")
+				assert.GreaterOrEqual(t, d4, 3*d1, "findings grow with the input")
+				assert.LessOrEqual(t, float64(s4), 4.5*float64(max(s1, 1)), "column work: %d for N, %d for 4N", s1, s4)
+				assert.LessOrEqual(t, float64(a4), 5*float64(a1), "allocated bytes: %d for N, %d for 4N", a1, a4)
+				t.Logf("N: %d steps, %d B, %d findings; 4N: %d steps, %d B, %d findings", s1, a1, d1, s4, a4, d4)
+			})
+		}
 	}
 }
 

@@ -51,6 +51,8 @@ const (
 	declLocal
 	declMember
 	declConstant
+	declStatic     // StaticVariableName
+	declLocalFinal // LocalFinalVariableName
 )
 
 // decl is a named declaration checked by a naming check.
@@ -109,10 +111,144 @@ type parser struct {
 	lastParams  []paramInfo // the parameters params read last
 	finalParams []paramInfo // parameters FinalParameters reports
 
+	fieldDefs  []int32 // AST positions of fields and enum constants outside code (JavadocVariable)
+	curlies    []curly // braces LeftCurly checks
+	blockFirst int     // the AST position of the first statement of the block just parsed, or -1
+	stmtPos    int     // the AST position of the statement just parsed
+	ownFor     int     // the statement whose stmtPos a branch of statement0 set
+	stmtCtx    int     // what holds the statement about to be parsed (ctxBlock...)
+	inCase     bool    // the statements about to be parsed follow a case label
+	caseBlock  bool    // the block about to be parsed is first in a case group
+	assignCtx  int     // the expression about to be parsed may be an assignment (assignAllowed)
+	assigns    []int32 // assignments InnerAssignment reports, unless in loopConds' idiom
+	loopConds  []int32 // roots of the conditions of while loops
+	// kids are the operands' roots of the logical, bitwise and comparison
+	// operators, of '!' and of parenthesized expressions: the tree
+	// InnerAssignment's loop idiom walks.
+	kids       map[int32][2]int32
+	opWraps    []int32 // operators OperatorWrap checks
+	typeAnds   []int32 // '&' of type bounds and intersection casts (TYPE_EXTENSION_AND)
+	methodRefs []int32 // '::'
+	castParens []int32 // '(' and ')' of casts, which ParenPad leaves to TypecastParenPad
+	noPad      []int32 // parens of for loops next to an empty init or iterator
+	forExprs   bool    // the expression list about to be parsed is a for loop's init or iterator
+	varFinal   bool    // the variables about to be declared are final
+
+	// MagicNumber: the numbers, the variable definitions (and enum
+	// constants) whose initializers hold them, and the spans of AST nodes
+	// in a constant's initializer that are not among the parents a
+	// constant's number may have.
+	numbers      []magicNum
+	mnCtxs       []mnCtx
+	mnCur        int32 // index in mnCtxs of the innermost variable definition, or -1
+	mnRanges     []mnSpan
+	inAnnotation int
+	annDefault   int
+
+	// HiddenField: frames of the classes, enums, records and enum
+	// constant bodies with their fields, and the parameters and local
+	// variables that may hide one.
+	hfFrames   []hfFrame
+	hfCur      int32   // the innermost frame (0 is the file's)
+	hfOwn      []bool  // per type body being parsed: whether it has a frame
+	hfNewFrame bool    // the type body about to be parsed has a frame
+	hfStatic   bool    // what is being parsed is in a static context (isInStatic)
+	typeStatic bool    // the type about to be declared is static
+	varStatic  bool    // the fields about to be declared are static
+	anonDepth  int     // anonymous class bodies being parsed
+	declNames  []int32 // the names declarators read last
+	visibility []int32 // names of fields VisibilityModifier reports
+
+	// DesignForExtension: the classes, the methods that may report
+	// them, and per type body being parsed its surrounding scope and
+	// nearest class (-1 for an enum or none).
+	dfeClasses []dfeClass
+	dfeMethods []dfeMethod
+	scopes     []int8
+	classes    []int32
+	typeMods   modsInfo // the modifiers of the type about to be declared
+	bodyScope  int8     // the scope of the type body about to be parsed
+	bodyClass  int32    // the nearest class of the type body about to be parsed
+	newAnon    bool     // the type body about to be parsed is an anonymous class
+
+	blockLast    int      // the AST position of the last statement of the block just parsed, or -1
+	blockClose   int      // the '}' of the block just parsed, or -1
+	lastStmt     int      // the AST position of the last statement statements parsed, or -1
+	bodyBlock    bool     // the body control just parsed is a block (bodyRC)
+	bodyRC       rcurly   // that block
+	rcurlies     []rcurly // blocks RightCurly checks
+	nestedBlocks []int32  // '{' of blocks directly in blocks (AvoidNestedBlocks)
+	nwBefore     []int32  // postfix ++ and -- and '...' (NoWhitespaceBefore; with commas and semicolons)
+	noSemiPad    []int32  // semicolons after an empty for init or condition
+	emptyIters   []int32  // ')' of for loops with an empty iterator (EmptyForIteratorPad)
+	paramPads    []int32  // '(' MethodParamPad checks
+	switches     []switchInfo
+	methods      []methodInfo
+
+	typeParamToks [][2]int32 // the first token and name of each type parameter typeParams read last
+	paramNames    []int32    // the names of the parameters params read last
+	paramFinals   []int32    // the final modifiers of the parameters params read last
+	typeInfos     []typeInfo // per type body being parsed, what RedundantModifier asks of it
+	redundant     []int32    // modifiers RedundantModifier reports
+	typeDecls     []typeDeclInfo
+	nwAfter       []int32 // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
+	brackets      []int32 // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
+	defStarts     []int32 // first tokens of type, field, method and enum constant definitions: a Javadoc's place
+	pkgFirst      int32   // the package name's first identifier, where PackageName reports
+
+	// WhitespaceAround's allowEmpty* and ignoreEnhancedForColon.
+	emptyBodies   []emptyBody
+	forEachColons []int32
+	emptyCatches  []emptyCatch // catch blocks without statements (EmptyCatchBlock)
+	labelColons   []int32      // the ':' of labeled statements
+	abbrNames     []int32      // names AbbreviationAsWordInName checks
+	abbrFinals    []int32      // those of final variables (ignoreFinal)
+
+	// GenericWhitespace: the angle brackets of type arguments and
+	// parameters in source order, and what the next '<' opens.
+	generics        []genEvent
+	genMethodDef    bool // type parameters of a method or constructor
+	genBeforeMethod bool // type arguments of a method call or reference
+
+	// SimplifyBooleanReturn: whether the statement, the first statement of
+	// the block and the body just parsed are `return true;` or `return
+	// false;`, and the ifs whose both branches are.
+	boolReturn, stmtBoolReturn, firstBoolReturn, bodyBoolReturn bool
+	boolIfs                                                     []int32
+	jsDefs                                                      []jsDef // definitions JavadocStyle checks
+	curTypeDecl                                                 int32   // the typeDecls entry of the type body about to be parsed, or -1
+	declStack                                                   []int32 // per type body being parsed, its typeDecls entry or -1
+	fcStack                                                     []int32 // the classes (dfeClasses) being parsed, outermost first
+
 	bodyKinds []int    // stack of enclosing type body kinds
 	className []string // stack of enclosing class names (MethodName)
 	codeDepth int      // >0 inside a method, constructor, initializer or lambda
 	noLambda  int      // >0 while parsing case labels, where '->' ends the label
+}
+
+// Statement contexts, for InnerAssignment.
+const (
+	ctxNone    = iota
+	ctxBlock   // directly in a block or case group
+	ctxControl // the body of if, else, for, while or do without braces
+)
+
+// Assignment contexts.
+const (
+	assignNone = iota
+	assignAllowed
+)
+
+// curlyNoBreak marks a brace LeftCurly checks only for its line, not for
+// a line break after it (class bodies, switch).
+const curlyNoBreak = -2
+
+// curly is a '{' LeftCurly checks and the AST position of its block's
+// first statement (-1 for none, curlyNoBreak).
+type curly struct{ open, first int32 }
+
+func (p *parser) curly(open, first int) {
+	p.curlies = append(p.curlies, curly{int32(open), int32(first)})
 }
 
 // paramInfo is a formal parameter without the final modifier.
@@ -131,7 +267,9 @@ type equalsDiag struct {
 }
 
 func parse(lx *lexer) *parser {
-	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks)}
+	p := &parser{toks: lx.toks, src: lx.src, match: matchBrackets(lx.toks), ownFor: -1, mnCur: -1, bodyScope: -1, curTypeDecl: -1,
+		hfFrames: []hfFrame{{parent: -1, static: true}},
+		kids:     make(map[int32][2]int32)}
 	p.compilationUnit()
 	return p
 }
@@ -429,6 +567,11 @@ func (p *parser) compilationUnit() {
 		}
 	}
 	if p.at("package") {
+		if annStart >= 0 {
+			p.defStarts = append(p.defStarts, int32(annStart))
+		} else {
+			p.defStarts = append(p.defStarts, int32(p.p))
+		}
 		p.hasPackage = true
 		p.collectFrom = start
 		if annStart >= 0 {
@@ -437,8 +580,9 @@ func (p *parser) compilationUnit() {
 			p.defs = append(p.defs, int32(p.p))
 		}
 		p.next()
-		name, _, last := p.qualifiedName(false)
+		name, first, last := p.qualifiedName(false)
 		p.pkgName = name
+		p.pkgFirst = int32(first)
 		p.semi(last)
 	}
 	for p.at("import") || p.at(";") {
@@ -567,6 +711,8 @@ func (p *parser) modifiers() modsInfo {
 
 // annotation parses @Name or @Name(args).
 func (p *parser) annotation() {
+	p.inAnnotation++
+	defer func() { p.inAnnotation-- }()
 	p.next() // '@'
 	p.qualifiedName(false)
 	if p.at("(") {
@@ -645,6 +791,7 @@ func (p *parser) typ() int {
 			p.annotation()
 		}
 		if p.at("[") && p.atIdx(p.p+1, "]") {
+			p.brackets = append(p.brackets, int32(p.p))
 			pos = p.p
 			p.next()
 			p.next()
@@ -656,6 +803,7 @@ func (p *parser) typ() int {
 
 // typeArgs parses <...> type arguments (or a diamond).
 func (p *parser) typeArgs() {
+	ev := p.genericStart()
 	p.next()
 	for !p.eof() && !(len(p.text()) > 0 && p.text()[0] == '>') {
 		before := p.p
@@ -682,23 +830,28 @@ func (p *parser) typeArgs() {
 			}
 		}
 	}
+	p.genericEnd(ev)
 	p.closeAngle()
 }
 
 // typeParams parses <T extends A & B, U> on a declaration.
 func (p *parser) typeParams() {
+	ev := p.genericStart()
 	p.next()
+	p.typeParamToks = p.typeParamToks[:0]
 	for !p.eof() && !(len(p.text()) > 0 && p.text()[0] == '>') {
 		before := p.p
 		for p.at("@") {
 			p.annotation()
 		}
 		if p.isIdent(p.p) {
+			p.typeParamToks = append(p.typeParamToks, [2]int32{int32(before), int32(p.p)})
 			p.next()
 		}
 		if p.accept("extends") {
 			p.typ()
 			for p.at("&") {
+				p.typeAnds = append(p.typeAnds, int32(p.p))
 				p.ws(p.p)
 				p.next()
 				p.typ()
@@ -708,5 +861,6 @@ func (p *parser) typeParams() {
 			return
 		}
 	}
+	p.genericEnd(ev)
 	p.closeAngle()
 }

@@ -59,7 +59,7 @@ func TestServiceConfig(t *testing.T) {
 		status, lr = post(t, srv, map[string]any{"code": long, "config": map[string]any{"options": map[string]string{OptionConfig: SunChecks}}})
 		require.Equal(t, http.StatusOK, status)
 		assert.Contains(t, codes(lr), FileLength)
-		assert.Contains(t, lr.Unsupported, "module MagicNumber is not implemented")
+		assert.Contains(t, lr.Unsupported, "module JavadocPackage is not implemented")
 
 		status, _ = post(t, srv, map[string]any{"code": long, "config": map[string]any{"options": map[string]string{OptionConfig: "<module name="}}})
 		assert.Equal(t, http.StatusBadRequest, status, "a configuration that does not parse is the client's error")

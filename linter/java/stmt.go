@@ -24,8 +24,10 @@ func (p *parser) block(kind int) (int, int) {
 		p.flag(open, fNoBefore)
 	}
 	p.next()
-	n := p.statements()
+	n, first := p.statements()
+	p.blockFirst, p.blockLast, p.blockClose = first, p.lastStmt, -1
 	if p.at("}") {
+		p.blockClose = p.p
 		p.ws(p.p)
 		p.next()
 	}
@@ -33,13 +35,27 @@ func (p *parser) block(kind int) (int, int) {
 }
 
 // statements parses statements up to '}' (or a case label) and returns how
-// many there were.
-func (p *parser) statements() int {
+// many there were and the AST position of the first (-1 without one).
+func (p *parser) statements() (int, int) {
 	n := 0
+	first := -1
+	p.firstBoolReturn = false
+
 	var prevVar *varGroupInfo
 	for !p.eof() && !p.at("}") && !p.at("case") && !(p.at("default") && (p.atIdx(p.p+1, ":") || p.atIdx(p.p+1, "->"))) {
 		before := p.p
+		if n == 0 && p.at("{") {
+			// A block first in a case group is LeftCurly's.
+			p.caseBlock = p.inCase
+		}
+		p.inCase = false
+		p.stmtCtx = ctxBlock
 		vg := p.statement()
+		if n == 0 {
+			first = p.stmtPos
+			p.firstBoolReturn = p.stmtBoolReturn
+		}
+		p.lastStmt = p.stmtPos
 		n++
 		if vg != nil {
 			if vg.count > 1 {
@@ -54,7 +70,11 @@ func (p *parser) statements() int {
 			p.next()
 		}
 	}
-	return n
+	p.inCase = false
+	if n == 0 {
+		p.lastStmt = -1
+	}
+	return n, first
 }
 
 // body parses the body of a control statement. It reports whether it is a
@@ -62,9 +82,16 @@ func (p *parser) statements() int {
 func (p *parser) body() (isBlock bool, open int, empty bool) {
 	if p.at("{") {
 		open, n := p.block(blockNormal)
+		p.bodyBoolReturn = p.firstBoolReturn
+		p.curly(open, p.blockFirst)
+		p.bodyBlock = true
+		p.bodyRC = rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1}
 		return true, open, n == 0
 	}
+	p.stmtCtx = ctxControl
 	p.statement()
+	p.bodyBoolReturn = p.stmtBoolReturn
+	p.bodyBlock = false
 	return false, -1, false
 }
 
@@ -74,6 +101,10 @@ func (p *parser) control(kw int) {
 		p.needBraces = append(p.needBraces, int32(kw))
 	} else if empty {
 		p.emptyBlocks = append(p.emptyBlocks, int32(open))
+		switch p.toks[kw].text {
+		case "for", "while", "do":
+			p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyLoop})
+		}
 	}
 }
 
@@ -85,18 +116,42 @@ func (p *parser) kw() int {
 	return i
 }
 
-func (p *parser) parenExpr() {
+// parenExpr parses ( expr ) and returns the root of expr, or -1.
+func (p *parser) parenExpr() int {
 	if !p.at("(") {
-		return
+		return -1
 	}
 	p.next()
-	p.expr()
+	root := p.expr()
 	p.accept(")")
+	return root
 }
 
 // statement parses one statement. For local variable declarations it
-// returns their group.
+// returns their group. It leaves the statement's AST position in stmtPos.
 func (p *parser) statement() *varGroupInfo {
+	start := p.p
+	ctx := p.stmtCtx
+	p.stmtCtx = ctxNone
+	p.boolReturn = false
+	vg := p.statement0(start, ctx)
+	// boolReturn is set by the return branch, last: for any other
+	// statement it was reset above or by the statements nested in it.
+	p.stmtBoolReturn = p.boolReturn && p.ownFor == start
+	p.boolReturn = false
+	if p.ownFor != start {
+		p.stmtPos = start
+	}
+	p.ownFor = -1
+	return vg
+}
+
+// own sets the AST position of the statement starting at start.
+func (p *parser) own(start, pos int) {
+	p.ownFor, p.stmtPos = start, pos
+}
+
+func (p *parser) statement0(start, ctx int) *varGroupInfo {
 	if p.depth > maxDepth {
 		p.next()
 		return nil
@@ -107,7 +162,14 @@ func (p *parser) statement() *varGroupInfo {
 	if t.kind == tKeyword || t.kind == tOp {
 		switch t.text {
 		case "{":
-			p.block(blockNormal)
+			if ctx == ctxBlock {
+				p.nestedBlocks = append(p.nestedBlocks, int32(p.p))
+			}
+			open, _ := p.block(blockNormal)
+			if p.caseBlock {
+				p.curly(open, p.blockFirst)
+			}
+			p.caseBlock = false
 			return nil
 		case ";":
 			p.emptyStmts = append(p.emptyStmts, int32(p.p))
@@ -116,19 +178,31 @@ func (p *parser) statement() *varGroupInfo {
 		case "if":
 			kw := p.kw()
 			p.parenExpr()
+			p.bodyBlock = false
 			p.control(kw)
+			thenReturns := p.bodyBoolReturn
+			rc := p.lastBody()
 			if p.at("else") {
+				rc.next = int32(p.p)
+				p.rightCurly(rc)
 				ekw := p.kw()
 				if p.at("if") {
 					p.statement()
 				} else {
+					p.bodyBlock = false
 					p.control(ekw)
+					p.rightCurly(p.lastBody())
+					if thenReturns && p.bodyBoolReturn {
+						p.boolIfs = append(p.boolIfs, int32(kw))
+					}
 				}
+			} else {
+				p.rightCurly(rc)
 			}
 			return nil
 		case "while":
 			kw := p.kw()
-			p.parenExpr()
+			p.loopConds = append(p.loopConds, int32(p.parenExpr()))
 			p.control(kw)
 			return nil
 		case "do":
@@ -162,8 +236,11 @@ func (p *parser) statement() *varGroupInfo {
 				p.semi(-1)
 				return nil
 			}
+			lit := p.toks[p.p].kind == tKeyword && (p.at("true") || p.at("false")) && p.atIdx(p.p+1, ";")
 			root := p.expr()
 			p.semi(root)
+			p.boolReturn = lit
+			p.own(start, kw)
 			return nil
 		case "throw":
 			p.next()
@@ -183,6 +260,7 @@ func (p *parser) statement() *varGroupInfo {
 			p.kw()
 			root := p.expr()
 			if p.at(":") {
+				p.opWraps = append(p.opWraps, int32(p.p))
 				p.ws(p.p)
 				p.next()
 				root = p.expr()
@@ -191,9 +269,15 @@ func (p *parser) statement() *varGroupInfo {
 			return nil
 		case "this", "super":
 			if p.atIdx(p.p+1, "(") {
+				super := t.text == "super"
 				p.next()
+				lp := p.p
+				if super {
+					p.paramPads = append(p.paramPads, int32(lp))
+				}
 				p.args()
 				p.semi(p.p - 1)
+				p.own(start, lp)
 				return nil
 			}
 		case "class", "interface", "enum", "abstract", "final", "static", "strictfp", "@":
@@ -205,8 +289,11 @@ func (p *parser) statement() *varGroupInfo {
 		case p.atIdx(p.p+1, ":"):
 			// labeled statement
 			p.next()
+			colon := p.p
+			p.labelColons = append(p.labelColons, int32(colon))
 			p.next()
 			p.statement()
+			p.own(start, colon)
 			return nil
 		case t.text == "yield" && !p.atIdx(p.p+1, "=") && !p.atIdx(p.p+1, ".") && !p.atIdx(p.p+1, "[") &&
 			!p.atIdx(p.p+1, "++") && !p.atIdx(p.p+1, "--") && !p.atIdx(p.p+1, ";") && !isAssignOp(p.toks[p.p+1].text):
@@ -221,8 +308,12 @@ func (p *parser) statement() *varGroupInfo {
 	if p.isLocalVarDecl(p.p) {
 		return p.localDecl()
 	}
+	if ctx == ctxBlock || ctx == ctxControl {
+		p.assignCtx = assignAllowed
+	}
 	root := p.expr()
 	p.semi(root)
+	p.own(start, root)
 	return nil
 }
 
@@ -248,8 +339,10 @@ func (p *parser) localDecl() *varGroupInfo {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
+		p.defStarts = append(p.defStarts, int32(start))
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
+		p.typeMods = mods
 		p.typeDecl(modPos)
 		return nil
 	}
@@ -262,13 +355,22 @@ func (p *parser) localDecl() *varGroupInfo {
 	}
 	kind := uint8(declLocal)
 	if p.hasMod(mods, "final") {
-		kind = 255
+		kind = declLocalFinal
 	}
 	vg := &varGroupInfo{first: int32(start)}
+	p.varFinal = kind == declLocalFinal
 	r := p.declarators(kind, pos)
+	for _, n := range p.declNames {
+		p.hidden(int(n))
+	}
+	p.abbrNames = append(p.abbrNames, p.declNames...)
+	if kind == declLocalFinal {
+		p.abbrFinals = append(p.abbrFinals, p.declNames...)
+	}
 	vg.count = r.count
 	vg.lastLine = r.lastLine
 	p.semi(pos)
+	p.own(start, pos)
 	return vg
 }
 
@@ -277,6 +379,7 @@ func (p *parser) forStmt() *varGroupInfo {
 	if !p.at("(") {
 		return nil
 	}
+	lparen := p.p
 	p.next()
 	// enhanced for: [mods] Type name :
 	save := p.p
@@ -306,14 +409,26 @@ func (p *parser) forStmt() *varGroupInfo {
 		}
 		if !p.hasMod(mods, "final") {
 			p.decls = append(p.decls, decl{kind: declLocal, name: int32(p.p)})
+		} else {
+			p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
+		}
+		p.hidden(p.p)
+		p.abbrNames = append(p.abbrNames, int32(p.p))
+		if p.hasMod(mods, "final") {
+			p.abbrFinals = append(p.abbrFinals, int32(p.p))
 		}
 		p.defs = append(p.defs, int32(pos))
 		p.next()
+		p.opWraps = append(p.opWraps, int32(p.p))
+		p.forEachColons = append(p.forEachColons, int32(p.p))
 		p.next() // ':'
 		p.expr()
 	} else {
 		p.events = append(p.events, event{kind: evForInit})
-		if !p.at(";") {
+		if p.at(";") {
+			p.noPad = append(p.noPad, int32(lparen))
+			p.noSemiPad = append(p.noSemiPad, int32(p.p))
+		} else {
 			if p.isLocalVarDecl(p.p) || p.at("final") || p.at("@") {
 				// int i = 0, j = 1 is allowed here: MultipleVariableDeclarations
 				// exempts FOR_INIT, so no group is recorded.
@@ -327,25 +442,39 @@ func (p *parser) forStmt() *varGroupInfo {
 				}
 				kind := uint8(declLocal)
 				if p.hasMod(mods, "final") {
-					kind = 255
+					kind = declLocalFinal
 				}
+				p.varFinal = kind == declLocalFinal
 				p.declarators(kind, pos)
+				for _, n := range p.declNames {
+					p.hidden(int(n))
+				}
+				p.abbrNames = append(p.abbrNames, p.declNames...)
+				if kind == declLocalFinal {
+					p.abbrFinals = append(p.abbrFinals, p.declNames...)
+				}
 			} else {
+				p.forExprs = true
 				p.exprList()
 			}
 		}
 		p.forSemi()
 		if !p.at(";") {
 			p.expr()
+		} else {
+			p.noSemiPad = append(p.noSemiPad, int32(p.p))
 		}
 		p.forSemi()
 		iterLine := p.cur().line
 		if !p.at(")") {
 			save := len(p.events)
 			p.events = append(p.events, event{kind: evForIterVisit})
+			p.forExprs = true
 			root := p.exprList()
 			p.events[save].line = p.line(root)
 		} else {
+			p.noPad = append(p.noPad, int32(p.p))
+			p.emptyIters = append(p.emptyIters, int32(p.p))
 			p.events = append(p.events, event{kind: evForIterVisit, line: iterLine})
 		}
 		p.events = append(p.events, event{kind: evForIterLeave})
@@ -363,9 +492,18 @@ func (p *parser) forSemi() {
 }
 
 // exprList parses e1, e2, ... and returns the root of the first.
+// In a for loop's init or iterator (forExprs) assignments are allowed.
 func (p *parser) exprList() int {
+	inFor := p.forExprs
+	p.forExprs = false
+	if inFor {
+		p.assignCtx = assignAllowed
+	}
 	first := p.expr()
 	for p.accept(",") {
+		if inFor {
+			p.assignCtx = assignAllowed
+		}
 		p.expr()
 	}
 	return first
@@ -381,8 +519,10 @@ func (p *parser) tryStmt() {
 				mods := p.modifiers()
 				mods.annOK = true
 				p.mods = append(p.mods, mods)
+				p.redundantAll(mods, "final")
 				p.typ()
 				if p.isIdent(p.p) {
+					p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
 					p.next()
 				}
 				if p.at("=") {
@@ -404,12 +544,15 @@ func (p *parser) tryStmt() {
 	}
 	if p.at("{") {
 		open, n := p.block(blockNormal)
+		p.curly(open, p.blockFirst)
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
+		p.tryCurly(open)
 	}
 	for p.at("catch") {
-		p.kw()
+		kw := p.kw()
+		param := -1
 		if p.at("(") {
 			p.next()
 			mods := p.modifiers()
@@ -417,23 +560,37 @@ func (p *parser) tryStmt() {
 			p.mods = append(p.mods, mods)
 			p.typ()
 			for p.at("|") {
+				p.opWraps = append(p.opWraps, int32(p.p))
 				p.ws(p.p)
 				p.next()
 				p.typ()
 			}
+			if p.isIdent(p.p) && p.hasMod(mods, "final") {
+				p.decls = append(p.decls, decl{kind: declLocalFinal, name: int32(p.p)})
+			}
 			if p.isIdent(p.p) {
+				param = p.p
+				p.abbrNames = append(p.abbrNames, int32(p.p))
+				p.hidden(p.p)
 				p.next()
 			}
 			p.accept(")")
 		}
 		if p.at("{") {
-			p.block(blockNormal)
+			open, n := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
+			p.tryCurly(open)
+			if n == 0 && p.blockClose >= 0 {
+				p.emptyCatches = append(p.emptyCatches, emptyCatch{int32(kw), int32(param), int32(open), int32(p.blockClose)})
+			}
 		}
 	}
 	if p.at("finally") {
 		p.kw()
 		if p.at("{") {
 			open, n := p.block(blockNormal)
+			p.curly(open, p.blockFirst)
+			p.tryCurly(open)
 			if n == 0 {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
@@ -445,12 +602,15 @@ func (p *parser) tryStmt() {
 // index of the 'switch' keyword.
 func (p *parser) switchExpr() int {
 	kw := p.kw()
+	p.switches = append(p.switches, switchInfo{kw: int32(kw)})
+	sw := len(p.switches) - 1
 	p.parenExpr()
 	if !p.at("{") {
 		return kw
 	}
 	open := p.p
 	p.ws(open)
+	p.curly(open, curlyNoBreak)
 	p.next()
 	if p.at("}") {
 		p.emptyBlocks = append(p.emptyBlocks, int32(open))
@@ -458,6 +618,9 @@ func (p *parser) switchExpr() int {
 	for !p.eof() && !p.at("}") {
 		before := p.p
 		if p.at("case") || p.at("default") {
+			if p.at("default") {
+				p.switches[sw].hasDefault = true
+			}
 			p.next()
 			if !p.at(":") && !p.at("->") {
 				p.noLambda++
@@ -472,7 +635,8 @@ func (p *parser) switchExpr() int {
 				p.next()
 				switch {
 				case p.at("{"):
-					p.block(blockNormal)
+					open, _ := p.block(blockNormal)
+					p.curly(open, p.blockFirst)
 				case p.at("throw"):
 					p.statement()
 				default:
@@ -482,6 +646,7 @@ func (p *parser) switchExpr() int {
 				continue
 			}
 			p.accept(":")
+			p.inCase = true
 			continue
 		}
 		p.statements()

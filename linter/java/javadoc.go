@@ -1,0 +1,333 @@
+package java
+
+import (
+	"regexp"
+	"strings"
+)
+
+// This file holds JavadocMethod: the @param, @return and @throws tags of
+// a method's Javadoc, read line by line with checkstyle 8.36's patterns.
+
+// The patterns of JavadocMethodCheck; RE2 has no atomic group, which
+// changes nothing for these alternatives.
+var (
+	jdArg            = regexp.MustCompile(`^\s*(?:\*|/\*\*)?\s*@(throws|exception|param)\s+(\S+)\s+\S*`)
+	jdArgMultiStart  = regexp.MustCompile(`^\s*(?:\*|/\*\*)?\s*@(throws|exception|param)\s+(\S[^*]*)(?:(\s+|\*/))?`)
+	jdMultiCont      = regexp.MustCompile(`(\*/|@|[^\s*])`)
+	jdNoArg          = regexp.MustCompile(`^\s*(?:\*|/\*\*)?\s*@(return|see)\s+\S`)
+	jdNoArgMultiline = regexp.MustCompile(`^\s*(?:\*|/\*\*)?\s*@(return|see)\s*$`)
+	jdNoArgCurly     = regexp.MustCompile(`\{\s*@(inheritDoc)\s*\}`)
+)
+
+// jdTag is a tag of a method's Javadoc.
+type jdTag struct {
+	line int32
+	off  int32 // byte offset of its '@' (or of the '{' of {@inheritDoc}); -1 when unknown
+	name string
+	arg  string
+}
+
+// methodTags is JavadocMethodCheck.getMethodTags over the comment c.
+func (f *file) methodTags(c comment) []jdTag {
+	text := f.src[c.off:c.end]
+	startLine, _ := lineOfOffset(f.lx.lines, c.off)
+	var lines []string
+	var offs []int32
+	for start := 0; ; {
+		k := strings.IndexAny(text[start:], "\r\n")
+		if k < 0 {
+			lines, offs = append(lines, text[start:]), append(offs, c.off+int32(start))
+			break
+		}
+		lines, offs = append(lines, text[start:start+k]), append(offs, c.off+int32(start))
+		start += k + 1
+		if text[start-1] == '\r' && start < len(text) && text[start] == '\n' {
+			start++
+		}
+	}
+	var tags []jdTag
+	for i, ln := range lines {
+		line := startLine + int32(i)
+		at := func(m []int) int32 { return offs[i] + int32(m[2]) - 1 }
+		if m := jdArg.FindStringSubmatchIndex(ln); m != nil {
+			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ln[m[4]:m[5]]})
+		} else if m := jdArgMultiStart.FindStringSubmatchIndex(ln); m != nil {
+			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ln[m[4]:m[5]]})
+		} else if m := jdNoArg.FindStringSubmatchIndex(ln); m != nil {
+			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ""})
+		} else if m := jdNoArgCurly.FindStringSubmatchIndex(ln); m != nil {
+			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ""})
+		} else if m := jdNoArgMultiline.FindStringSubmatchIndex(ln); m != nil {
+			// The tag counts when text, not another tag or the end of the
+			// comment, follows on a later line.
+			for j := i + 1; j < len(lines); j++ {
+				if c := jdMultiCont.FindStringSubmatch(lines[j]); c != nil {
+					if c[1] != "@" && c[1] != "*/" {
+						tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ""})
+					}
+					break
+				}
+			}
+		}
+	}
+	return tags
+}
+
+// lineOfOffset returns the 1-based line holding byte offset off.
+func lineOfOffset(starts []int32, off int32) (int32, bool) {
+	lo, hi := 0, len(starts)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if starts[mid] <= off {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return int32(lo), lo > 0
+}
+
+func (f *file) javadocMethods() {
+	if !f.l.enabled[JavadocMethod] {
+		return
+	}
+	toks := f.lx.toks
+	for _, m := range f.ps.methods {
+		if m.anon {
+			continue
+		}
+		ci := f.javadocIndex(toks[m.pos].line)
+		if ci < 0 {
+			continue
+		}
+		tags := f.methodTags(f.lx.comments[ci])
+		if len(tags) == 1 && tags[0].name == "inheritDoc" {
+			if m.ctor || m.annField || f.ps.hasMod(m.mods, "private") || f.ps.hasMod(m.mods, "static") {
+				f.reportTok(m.pos, JavadocMethod, "Invalid use of the {@inheritDoc} tag.")
+			}
+			continue
+		}
+		used := make([]bool, len(tags))
+		methodLine := int(toks[m.pos].line)
+		if m.annField {
+			f.returnTag(tags, used, methodLine, true)
+		} else {
+			inherit := false
+			for _, t := range tags {
+				inherit = inherit || t.name == "inheritDoc"
+			}
+			report := !inherit && !f.hasAnnotation(m.mods, "Override")
+			params := append([]int32(nil), m.params...)
+			typeParams := append([][2]int32(nil), m.typeParams...)
+			for i, t := range tags {
+				if t.name != "param" {
+					continue
+				}
+				used[i] = true
+				found := false
+				for k, pi := range params {
+					if toks[pi].text == t.arg {
+						params = append(params[:k], params[k+1:]...)
+						found = true
+						break
+					}
+				}
+				if len(t.arg) >= 2 && t.arg[0] == '<' && t.arg[len(t.arg)-1] == '>' {
+					found = false
+					for k, tp := range typeParams {
+						if toks[tp[1]].text == t.arg[1:len(t.arg)-1] {
+							typeParams = append(typeParams[:k], typeParams[k+1:]...)
+							found = true
+							break
+						}
+					}
+				}
+				if !found {
+					f.report(int(t.line), f.column(t.line, t.off), JavadocMethod, "Unused @param tag for '"+t.arg+"'.")
+				}
+			}
+			if report {
+				for _, pi := range params {
+					f.reportTok(pi, JavadocMethod, "Expected @param tag for '"+toks[pi].text+"'.")
+				}
+				for _, tp := range typeParams {
+					f.reportTok(tp[0], JavadocMethod, "Expected @param tag for '<"+toks[tp[1]].text+">'.")
+				}
+			}
+			// validateThrows is false: @throws tags are taken, not checked.
+			for i, t := range tags {
+				if t.name == "throws" || t.name == "exception" {
+					used[i] = true
+				}
+			}
+			if !m.ctor && !m.void {
+				f.returnTag(tags, used, methodLine, report)
+			}
+		}
+		for i, t := range tags {
+			if !used[i] && t.name != "see" && t.name != "inheritDoc" {
+				f.report(int(t.line), 0, JavadocMethod, "Unused Javadoc tag.")
+			}
+		}
+	}
+}
+
+// returnTag is checkReturnTag: one @return, expected when report is set.
+func (f *file) returnTag(tags []jdTag, used []bool, line int, report bool) {
+	found := false
+	for i, t := range tags {
+		if t.name != "return" {
+			continue
+		}
+		if found {
+			f.report(int(t.line), f.column(t.line, t.off), JavadocMethod, "Duplicate @return tag.")
+		}
+		found = true
+		used[i] = true
+	}
+	if !found && report {
+		f.report(line, 0, JavadocMethod, "@return tag should be present and have description.")
+	}
+}
+
+// typeDeclInfo is a class, interface, enum, annotation type or record,
+// for JavadocType.
+type typeDeclInfo struct {
+	kind            int
+	methods, fields bool // InterfaceIsType: its methods and fields
+	pos             int32
+	typeParams      []int32 // names
+	generated       bool    // annotated @Generated (allowedAnnotations)
+}
+
+var (
+	jdBlockTagFirst = regexp.MustCompile(`/\*{2,}\s*@([a-zA-Z]+)\s`)
+	jdBlockTag      = regexp.MustCompile(`^\s*\**\s*@([a-zA-Z]+)\s`)
+	jdTypeNameInTag = regexp.MustCompile(`^\s*<([^>]+)>`)
+)
+
+// validJavadocTags are checkstyle 8.36's JavadocTagInfo names.
+var validJavadocTags = map[string]bool{
+	"author": true, "code": true, "docRoot": true, "deprecated": true, "exception": true, "inheritDoc": true,
+	"link": true, "linkplain": true, "literal": true, "param": true, "return": true, "see": true, "serial": true,
+	"serialData": true, "serialField": true, "since": true, "throws": true, "value": true, "version": true,
+}
+
+// blockTags is JavadocUtil.getJavadocTags(BLOCK) over c: the valid tags
+// (name and trimmed content) and the unknown ones, with the offsets of
+// their '@'.
+func (f *file) blockTags(c comment) (valid, unknown []jdTag) {
+	text := f.src[c.off:c.end]
+	startLine, _ := lineOfOffset(f.lx.lines, c.off)
+	i := 0
+	for start := 0; start <= len(text); i++ {
+		end := len(text)
+		next := end + 1
+		if k := strings.IndexAny(text[start:], "\r\n"); k >= 0 {
+			end = start + k
+			next = end + 1
+			if text[end] == '\r' && next < len(text) && text[next] == '\n' {
+				next++
+			}
+		}
+		ln := text[start:end]
+		re := jdBlockTag
+		if i == 0 {
+			re = jdBlockTagFirst
+		}
+		if m := re.FindStringSubmatchIndex(ln); m != nil {
+			name := ln[m[2]:m[3]]
+			content := strings.TrimSuffix(ln[m[3]:], "*/")
+			t := jdTag{line: startLine + int32(i), off: c.off + int32(start+m[2]-1), name: name, arg: strings.TrimSpace(content)}
+			if validJavadocTags[name] {
+				valid = append(valid, t)
+			} else {
+				unknown = append(unknown, t)
+			}
+		}
+		start = next
+	}
+	return valid, unknown
+}
+
+func (f *file) javadocTypes() {
+	if !f.l.enabled[JavadocType] {
+		return
+	}
+	toks := f.lx.toks
+	for _, td := range f.ps.typeDecls {
+		if td.generated {
+			continue
+		}
+		ci := f.javadocIndex(toks[td.pos].line)
+		if ci < 0 {
+			continue
+		}
+		tags, unknown := f.blockTags(f.lx.comments[ci])
+		for _, t := range unknown {
+			f.report(int(t.line), f.column(t.line, t.off), JavadocType, "Unknown tag '"+t.name+"'.")
+		}
+		names := make(map[string]bool, len(td.typeParams))
+		for _, tp := range td.typeParams {
+			name := toks[tp].text
+			names[name] = true
+			found := false
+			for _, t := range tags {
+				if t.name == "param" && strings.HasPrefix(t.arg, "<"+name+">") {
+					found = true
+					break
+				}
+			}
+			if !found {
+				f.reportTok(td.pos, JavadocType, "Type Javadoc comment is missing @param <"+name+"> tag.")
+			}
+		}
+		for _, t := range tags {
+			if t.name != "param" {
+				continue
+			}
+			name := strings.Fields(t.arg + " ")[0]
+			if m := jdTypeNameInTag.FindStringSubmatch(t.arg); m != nil {
+				name = strings.TrimSpace(m[1])
+			}
+			if !names[name] {
+				f.report(int(t.line), f.column(t.line, t.off), JavadocType, "Unused @param tag for '"+strings.Fields(t.arg + " ")[0]+"'.")
+			}
+		}
+	}
+}
+
+// invalidJavadocPositions reports the Javadoc comments that are not right
+// before a definition (checkstyle's BlockCommentPosition): the first code
+// token after the comment must start a type, field, method, constructor or
+// enum constant.
+func (f *file) invalidJavadocPositions() {
+	if !f.l.enabled[InvalidJavadocPosition] {
+		return
+	}
+	toks := f.lx.toks
+	starts := make(map[int32]bool, len(f.ps.defStarts))
+	for _, i := range f.ps.defStarts {
+		starts[i] = true
+	}
+	// Of several Javadoc comments before one definition only the last
+	// is its.
+	var jds []comment
+	for _, c := range f.lx.comments {
+		if c.javadocOK {
+			jds = append(jds, c)
+		}
+	}
+	k := 0
+	for n, c := range jds {
+		for k < len(toks) && toks[k].kind != tEOF && toks[k].off < c.end {
+			k++
+		}
+		last := n+1 == len(jds) || k >= len(toks) || jds[n+1].off > toks[k].off
+		if k < len(toks) && toks[k].kind != tEOF && starts[int32(k)] && last {
+			continue
+		}
+		line, _ := lineOfOffset(f.lx.lines, c.off)
+		f.report(int(line), f.column(line, c.off), InvalidJavadocPosition, "Javadoc comment is placed in the wrong location.")
+	}
+}
