@@ -22,8 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/fleetkit/fleetkit/examples/machine-manager/config"
 	"github.com/fleetkit/fleetkit/internal/testenv"
-	"github.com/fleetkit/fleetkit/rollout"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -169,7 +169,7 @@ func TestChartTemplates(t *testing.T) {
 		assert.Contains(t, c.Args, "-name=fleet-linter-fleet")
 
 		cm := m.get("ConfigMap", "fleet-linter-fleet-machine-manager").(*corev1.ConfigMap)
-		cfg, err := rollout.ParseConfig([]byte(cm.Data["config.yaml"]))
+		cfg, err := config.Parse([]byte(cm.Data["config.yaml"]))
 		require.NoError(t, err, cm.Data["config.yaml"])
 		require.NoError(t, cfg.RequireRunnable("kubernetes"))
 		assert.Equal(t, "http://fleet-linter-fleet-balancer:8081", cfg.Balancer.Address)
@@ -231,7 +231,7 @@ func TestChartConfigRestartsManager(t *testing.T) {
 	base := render(t, nil)
 	moved := render(t, map[string]any{"machineManager": map[string]any{"balancerAddress": "http://10.96.0.9:8081"}})
 	assert.NotEqual(t, checksum(base), checksum(moved))
-	cfg, err := rollout.ParseConfig([]byte(moved.get("ConfigMap", "fleet-linter-fleet-machine-manager").(*corev1.ConfigMap).Data["config.yaml"]))
+	cfg, err := config.Parse([]byte(moved.get("ConfigMap", "fleet-linter-fleet-machine-manager").(*corev1.ConfigMap).Data["config.yaml"]))
 	require.NoError(t, err)
 	assert.Equal(t, "http://10.96.0.9:8081", cfg.Balancer.Address)
 	assert.Equal(t, checksum(base), checksum(render(t, nil)), "the same values, the same template")

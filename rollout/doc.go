@@ -51,7 +51,7 @@
 // backends, promote/abort/rollback buttons). Every mutating call must be declared
 // application/json, and carry HandlerOptions.Secret when one is set.
 // The YAML configuration file of the machine-manager binary lives with
-// it (examples/machine-manager/internal/config); this package takes Options.
+// it (examples/machine-manager/config); this package takes Options.
 //
 // # Concurrency
 //

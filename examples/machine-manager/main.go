@@ -6,7 +6,7 @@
 //
 //	machine-manager -config machine-manager.yaml -provider process -addr 127.0.0.1:5000
 //
-// The configuration file (YAML or JSON) is described by internal/config.File;
+// The configuration file (YAML or JSON) is described by config.File;
 // example.yaml next to this file is a complete one. The API is the wire
 // contract's machine manager (/create, /remove, /delete, /init-update,
 // /update, /rollback, /status) plus an HTML status page at / and the
@@ -57,7 +57,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/balancer"
-	"github.com/fleetkit/fleetkit/examples/machine-manager/internal/config"
+	"github.com/fleetkit/fleetkit/examples/machine-manager/config"
 	"github.com/fleetkit/fleetkit/internal/httpserver"
 	"github.com/fleetkit/fleetkit/internal/kubeconfig"
 	"github.com/fleetkit/fleetkit/internal/secret"

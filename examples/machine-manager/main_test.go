@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetkit/fleetkit/examples/machine-manager/internal/config"
+	"github.com/fleetkit/fleetkit/examples/machine-manager/config"
 )
 
 // The shipped example configuration is valid for both providers.

@@ -1,6 +1,8 @@
 // Package config is the machine manager's configuration file: YAML (or
 // JSON) read, validated and turned into rollout.Options. It belongs to the
-// example binary; the rollout package knows only its Options.
+// example binary (the rollout package knows only its Options) and is
+// public so that what writes such a file — the Helm chart's tests, a
+// user's tooling — can check it with the binary's own parser.
 package config
 
 import (

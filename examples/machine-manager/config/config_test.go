@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fleetkit/fleetkit/examples/machine-manager/internal/config"
+	"github.com/fleetkit/fleetkit/examples/machine-manager/config"
 	"github.com/fleetkit/fleetkit/rollout"
 )
 
