@@ -197,6 +197,14 @@ func (p *Provider) Create(ctx context.Context, spec machines.Spec) (machines.Mac
 	}
 	addr, err := p.address(info, cport)
 	if err != nil {
+		// A container that exited at once has no published port: say it
+		// exited, as a later exit would.
+		if info.State != nil && !info.State.Running {
+			if again, ierr := p.cli.ContainerInspect(ctx, id); ierr == nil {
+				info = again
+			}
+			return fail(exitedErr(info))
+		}
 		return fail(err)
 	}
 	var lastInspect time.Time
