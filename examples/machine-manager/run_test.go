@@ -87,7 +87,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	testenv.Main(m)
+	testenv.MainLeakChecked(m)
 }
 
 // TestRemoteBalancerAndRestart drives a balancer through its admin API

@@ -20,7 +20,7 @@ import (
 
 var kube kubetest.Env
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 func TestStartMissingBinaries(t *testing.T) {
 	_, err := kubetest.Start(context.Background(), kubetest.Options{BinDir: t.TempDir()})
