@@ -148,7 +148,7 @@ func parseCheckstyle(out []byte) (map[finding]bool, map[string]bool) {
 	return found, failed
 }
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // agreementConfigs are the configurations the agreement test runs: ours,
 // and checkstyle's two built-ins (read from its jar) against our
