@@ -446,9 +446,10 @@ func TestChartOnCluster(t *testing.T) {
 			return false
 		})
 		f.waitFor("the fleet as it was", func() bool { return f.settled("2.0", n) })
-		// Proving that nothing more happens takes time: a few resyncs of
-		// the new manager.
-		time.Sleep(3 * time.Second)
+		// Nothing more happens: for a few seconds of the new manager's
+		// health checks and router passes, no Pod is replaced or added.
+		assert.Never(t, func() bool { return !maps.Equal(before, f.pods()) }, 3*time.Second, 250*time.Millisecond,
+			"the new manager changed the adopted Pods")
 		assert.True(t, f.settled("2.0", n))
 		assert.Equal(t, before, f.pods(), "the same Pods: none replaced, none added")
 		total, failed := ld.stop()
