@@ -3,8 +3,6 @@ package deploy
 import (
 	"context"
 	"io"
-	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -28,13 +26,7 @@ import (
 	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := testenv.Run(m)
-	// The tests' clients share http.DefaultTransport; its kept-alive
-	// connections to the node's Services go with the tests.
-	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-	os.Exit(testenv.CheckLeaks(code))
-}
+func TestMain(m *testing.M) { testenv.MainLeakChecked(m) }
 
 // chartDir is the chart under test.
 const chartDir = "linter-fleet"
