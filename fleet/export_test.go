@@ -22,3 +22,8 @@ var (
 
 // FirstReady is the default placement, tested on its own.
 type FirstReady = firstReady
+
+// Defaults and data the tests check.
+const DefaultInterval = defaultInterval
+
+func Transitions[S Status | ClusterStatus]() map[S][]S { return transitions[S]() }

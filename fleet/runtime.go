@@ -26,11 +26,11 @@ type statusWorker struct {
 	Reconciler reconciler
 	// Interval is the resync period: every instance in Status is looked at
 	// again at least this often, and changes made by other replicas are
-	// seen within it. 0 means DefaultInterval. Changes made in this process
+	// seen within it. 0 means five seconds. Changes made in this process
 	// wake the worker at once.
 	Interval time.Duration
 	// Concurrency bounds the Reconcile calls in flight; 0 means
-	// DefaultConcurrency.
+	// defaultConcurrency.
 	Concurrency int
 	// Timeout fails an instance that stays in Status longer (0: never),
 	// with TimeoutReason(instance) as its reason (nil: a generic text).
@@ -55,6 +55,12 @@ type job struct {
 	Run func(ctx context.Context, fence Fence) error
 }
 
+// leaseStore is the lease part of Store: all the runtime needs.
+type leaseStore interface {
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
+	ReleaseLease(ctx context.Context, l Lease) error
+}
+
 // runtimeOptions configures a runtime.
 type runtimeOptions struct {
 	// Kind is the kind whose instances the workers see (required).
@@ -65,10 +71,10 @@ type runtimeOptions struct {
 	// Leases enables leader election: each worker and job runs only while
 	// this replica holds the lease of its name. Nil means no election (one
 	// replica); writes then carry no fence.
-	Leases LeaseStore
+	Leases leaseStore
 	// Holder identifies this replica in leases; "" means a random ID.
 	Holder string
-	// LeaseTTL is the lease duration (0: DefaultLeaseTTL). It is renewed
+	// LeaseTTL is the lease duration (0: defaultLeaseTTL). It is renewed
 	// every third of it; a replica that cannot renew stops its workers a
 	// quarter TTL before the lease can expire elsewhere.
 	LeaseTTL time.Duration
@@ -105,7 +111,7 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 		opts.Holder = NewID()
 	}
 	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
+		opts.LeaseTTL = defaultLeaseTTL
 	}
 	log := opts.Logger
 	if log == nil {
@@ -131,10 +137,10 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 			w.Lease = w.Name
 		}
 		if w.Interval <= 0 {
-			w.Interval = DefaultInterval
+			w.Interval = defaultInterval
 		}
 		if w.Concurrency <= 0 {
-			w.Concurrency = DefaultConcurrency
+			w.Concurrency = defaultConcurrency
 		}
 		if w.BaseBackoff < 0 || w.MaxBackoff < 0 || (w.MaxBackoff > 0 && w.MaxBackoff < w.BaseBackoff) {
 			return nil, fmt.Errorf("%w: worker %s: backoff %s..%s", ErrInvalid, w.Name, w.BaseBackoff, w.MaxBackoff)
@@ -154,7 +160,7 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 		}
 		names[j.Name] = true
 		if j.Interval <= 0 {
-			jobs[i].Interval = DefaultInterval
+			jobs[i].Interval = defaultInterval
 		}
 	}
 	return &runtime{st: st, workers: ws, jobs: jobs, opts: opts, log: log, m: m}, nil

@@ -207,10 +207,16 @@ func TestRuntimeBoundsConcurrency(t *testing.T) {
 	})
 }
 
+// leaseStore is the lease part of fleet.Store.
+type leaseStore interface {
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error)
+	ReleaseLease(ctx context.Context, l fleet.Lease) error
+}
+
 // flakyLeases fails every lease call while fail is set: a replica cut off
 // from the database.
 type flakyLeases struct {
-	fleet.LeaseStore
+	leaseStore
 	fail atomic.Bool
 }
 
@@ -218,7 +224,7 @@ func (f *flakyLeases) AcquireLease(ctx context.Context, name, holder string, ttl
 	if f.fail.Load() {
 		return fleet.Lease{}, errors.New("connection refused")
 	}
-	return f.LeaseStore.AcquireLease(ctx, name, holder, ttl)
+	return f.leaseStore.AcquireLease(ctx, name, holder, ttl)
 }
 
 // runLog records which replica's job ran when, under which token.
@@ -275,7 +281,7 @@ func TestLeaderElection(t *testing.T) {
 		st := inmem.NewStore() // the database the replicas share
 		const ttl = 600 * time.Millisecond
 		log := &runLog{}
-		leasesA := &flakyLeases{LeaseStore: st}
+		leasesA := &flakyLeases{leaseStore: st}
 		rtA, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: leasesA, Holder: "a", LeaseTTL: ttl})
 		require.NoError(t, err)
 		rtB, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "b", LeaseTTL: ttl})

@@ -16,16 +16,16 @@ func DefaultClusters() []Cluster {
 	return []Cluster{{ID: "local", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: ClusterAccepted}}
 }
 
-// Defaults of Options (a zero field means its default) and of Query, and
-// the bound of Query.Size.
+// Defaults of Options (a zero field means its default; each field's
+// documentation says the value) and of Query, and the bound of Query.Size.
 const (
-	DefaultInterval    = 5 * time.Second  // Options.Interval
-	DefaultConcurrency = 4                // Options.Concurrency
-	DefaultLeaseTTL    = 15 * time.Second // Options.LeaseTTL
+	defaultInterval    = 5 * time.Second  // Options.Interval
+	defaultConcurrency = 4                // Options.Concurrency
+	defaultLeaseTTL    = 15 * time.Second // Options.LeaseTTL
 	// Per-status timeouts (the original's): Options.Timeouts.
-	DefaultAcceptedTimeout     = time.Hour
-	DefaultPreparingTimeout    = 5 * time.Minute
-	DefaultProvisioningTimeout = time.Hour
+	defaultAcceptedTimeout     = time.Hour
+	defaultPreparingTimeout    = 5 * time.Minute
+	defaultProvisioningTimeout = time.Hour
 	// DefaultPageSize is the page size when Query.Size is 0; MaxPageSize
 	// bounds Query.Size.
 	DefaultPageSize = 100
@@ -70,10 +70,10 @@ type Options struct {
 	// Timeouts fail an instance that stays longer in a status; nil means
 	// accepted 1h, preparing 5m, provisioning 1h. A zero entry: no timeout.
 	Timeouts map[Status]time.Duration
-	// Interval is the workers' resync interval (0: DefaultInterval);
+	// Interval is the workers' resync interval (0: five seconds);
 	// in-process changes wake workers at once.
 	Interval time.Duration
-	// Concurrency bounds each worker's reconciles (0: DefaultConcurrency).
+	// Concurrency bounds each worker's reconciles (0: 4).
 	// A worker drains about Concurrency instances per write latency, so to
 	// keep up with a flood of creates it should exceed the number of
 	// concurrent API clients; stores write concurrent updates together,
@@ -93,7 +93,7 @@ type Options struct {
 	// lease in the store; needed when several replicas share a database,
 	// so a store that says it is shared (SharedStore: fleet/postgres)
 	// turns it on whatever this says. Holder names this replica in the
-	// leases (""; a random ID); LeaseTTL is DefaultLeaseTTL when 0.
+	// leases (""; a random ID); LeaseTTL is 15 seconds when 0.
 	LeaderElection bool
 	Holder         string
 	LeaseTTL       time.Duration
@@ -150,11 +150,11 @@ func New(st Store, opts Options) (*Service, error) {
 	}
 	if opts.Timeouts == nil {
 		opts.Timeouts = map[Status]time.Duration{
-			StatusAccepted: DefaultAcceptedTimeout, StatusPreparing: DefaultPreparingTimeout, StatusProvisioning: DefaultProvisioningTimeout,
+			StatusAccepted: defaultAcceptedTimeout, StatusPreparing: defaultPreparingTimeout, StatusProvisioning: defaultProvisioningTimeout,
 		}
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = DefaultInterval
+		opts.Interval = defaultInterval
 	}
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = time.Second

@@ -19,11 +19,11 @@ const (
 	StatusDeleting     Status = "deleting"
 )
 
-// Transitions lists, for every status of an instance (S is Status) or of a
+// transitions lists, for every status of an instance (S is Status) or of a
 // cluster (S is ClusterStatus), the statuses it may move to. It is the
 // single source of truth: stores refuse any other change. A write that
 // keeps a known status (From == To) is always allowed.
-func Transitions[S Status | ClusterStatus]() map[S][]S {
+func transitions[S Status | ClusterStatus]() map[S][]S {
 	var t any
 	switch any(*new(S)).(type) {
 	case Status:
@@ -36,7 +36,7 @@ func Transitions[S Status | ClusterStatus]() map[S][]S {
 
 // CheckTransition returns a *TransitionError unless from → to is allowed.
 func CheckTransition[S Status | ClusterStatus](from, to S) error {
-	next, known := Transitions[S]()[from]
+	next, known := transitions[S]()[from]
 	if (from == to && known) || slices.Contains(next, to) {
 		return nil
 	}

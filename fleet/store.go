@@ -12,13 +12,8 @@ import (
 // fleet/storetest is the conformance suite both pass. A Store is safe for
 // concurrent use; every method may block on I/O.
 type Store interface {
-	InstanceStore
-	ClusterStore
-	LeaseStore
-}
+	// Instances.
 
-// InstanceStore persists instances.
-type InstanceStore interface {
 	// CreateInstance inserts inst as given (ID, times and status set by the
 	// caller). A live instance of the same kind and name in the same scope
 	// makes it fail with ErrNameTaken (a unique index, not a query).
@@ -45,10 +40,9 @@ type InstanceStore interface {
 	// deleted row ErrNotFound, a non-empty host that another live row
 	// records ErrHostTaken.
 	UpdateInstance(ctx context.Context, u Update) (Instance, error)
-}
 
-// ClusterStore persists clusters.
-type ClusterStore interface {
+	// Clusters.
+
 	// CreateCluster inserts c; an existing ID is ErrExists.
 	CreateCluster(ctx context.Context, c Cluster) error
 	// GetCluster returns the cluster with id or ErrNotFound.
@@ -57,10 +51,9 @@ type ClusterStore interface {
 	ListClusters(ctx context.Context) ([]Cluster, error)
 	// UpdateCluster is UpdateInstance for clusters.
 	UpdateCluster(ctx context.Context, u ClusterUpdate) (Cluster, error)
-}
 
-// LeaseStore holds the leader leases, one row per name, created on demand.
-type LeaseStore interface {
+	// Leader leases, one row per name, created on demand.
+
 	// AcquireLease takes the lease name for holder for ttl, or renews it
 	// when holder already holds it. In one transaction it re-checks the
 	// current holder; taking over (a new holder, or the row's first use)

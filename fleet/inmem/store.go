@@ -35,12 +35,12 @@ func NewStore() *Store {
 // now is the store's clock, in UTC like the SQL stores'.
 func now() time.Time { return time.Now().UTC() }
 
-// CreateInstance implements fleet.InstanceStore.
+// CreateInstance implements fleet.Store.
 func (s *Store) CreateInstance(ctx context.Context, inst fleet.Instance) error {
 	return s.CreateInstanceChecked(ctx, inst, func(int) error { return nil })
 }
 
-// CreateInstanceChecked implements fleet.InstanceStore: the count, the
+// CreateInstanceChecked implements fleet.Store: the count, the
 // check and the insert hold the store's lock.
 func (s *Store) CreateInstanceChecked(_ context.Context, inst fleet.Instance, check func(live int) error) error {
 	if inst.ID == "" {
@@ -91,7 +91,7 @@ func (s *Store) hostFree(id, host string) error {
 	return nil
 }
 
-// GetInstance implements fleet.InstanceStore.
+// GetInstance implements fleet.Store.
 func (s *Store) GetInstance(_ context.Context, id string) (fleet.Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,7 +102,7 @@ func (s *Store) GetInstance(_ context.Context, id string) (fleet.Instance, error
 	return clone(i), nil
 }
 
-// ListInstances implements fleet.InstanceStore.
+// ListInstances implements fleet.Store.
 func (s *Store) ListInstances(_ context.Context, q fleet.Query) ([]fleet.Instance, int, error) {
 	s.mu.Lock()
 	var sel []fleet.Instance
@@ -297,7 +297,7 @@ func (s *Store) fenced(f fleet.Fence) error {
 	return nil
 }
 
-// UpdateInstance implements fleet.InstanceStore.
+// UpdateInstance implements fleet.Store.
 func (s *Store) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instance, error) {
 	to := u.To
 	if to == "" {
@@ -362,7 +362,7 @@ func (s *Store) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instanc
 	return clone(i), nil
 }
 
-// CreateCluster implements fleet.ClusterStore.
+// CreateCluster implements fleet.Store.
 func (s *Store) CreateCluster(_ context.Context, c fleet.Cluster) error {
 	if c.ID == "" {
 		return fmt.Errorf("%w: cluster without ID", fleet.ErrInvalid)
@@ -387,7 +387,7 @@ func (s *Store) CreateCluster(_ context.Context, c fleet.Cluster) error {
 	return nil
 }
 
-// GetCluster implements fleet.ClusterStore.
+// GetCluster implements fleet.Store.
 func (s *Store) GetCluster(_ context.Context, id string) (fleet.Cluster, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -399,7 +399,7 @@ func (s *Store) GetCluster(_ context.Context, id string) (fleet.Cluster, error) 
 	return c, nil
 }
 
-// ListClusters implements fleet.ClusterStore.
+// ListClusters implements fleet.Store.
 func (s *Store) ListClusters(_ context.Context) ([]fleet.Cluster, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -412,7 +412,7 @@ func (s *Store) ListClusters(_ context.Context) ([]fleet.Cluster, error) {
 	return out, nil
 }
 
-// UpdateCluster implements fleet.ClusterStore.
+// UpdateCluster implements fleet.Store.
 func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
 	to := u.To
 	if to == "" {
@@ -446,7 +446,7 @@ func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (fleet.C
 	return c, nil
 }
 
-// AcquireLease implements fleet.LeaseStore.
+// AcquireLease implements fleet.Store.
 func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
 	if name == "" || holder == "" || ttl <= 0 {
 		return fleet.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
@@ -469,7 +469,7 @@ func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Du
 	return l, nil
 }
 
-// ReleaseLease implements fleet.LeaseStore.
+// ReleaseLease implements fleet.Store.
 func (s *Store) ReleaseLease(_ context.Context, l fleet.Lease) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -341,7 +341,7 @@ func insertArgs(i fleet.Instance) []any {
 		nullTime(i.DeletedAt), i.NoReauthentication, i.Scope()}
 }
 
-// CreateInstance implements fleet.InstanceStore.
+// CreateInstance implements fleet.Store.
 func (s *Store) CreateInstance(ctx context.Context, i fleet.Instance) error {
 	if err := validInstance(i); err != nil {
 		return err
@@ -350,7 +350,7 @@ func (s *Store) CreateInstance(ctx context.Context, i fleet.Instance) error {
 	return s.insertErr(ctx, i, err)
 }
 
-// CreateInstanceChecked implements fleet.InstanceStore. The scope lock is
+// CreateInstanceChecked implements fleet.Store. The scope lock is
 // Dialect.LockScope (PostgreSQL: a transaction-level advisory lock) or,
 // without one, the write lock the transaction takes at its start
 // (SQLite's BEGIN IMMEDIATE).
@@ -402,7 +402,7 @@ func (s *Store) insertErr(ctx context.Context, i fleet.Instance, err error) erro
 	return fmt.Errorf("%s: create instance: %w", s.d.Name, err)
 }
 
-// GetInstance implements fleet.InstanceStore.
+// GetInstance implements fleet.Store.
 func (s *Store) GetInstance(ctx context.Context, id string) (fleet.Instance, error) {
 	i, err := scanInstance(s.queryRow(ctx, true, `SELECT `+instanceCols+` FROM instances WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -414,7 +414,7 @@ func (s *Store) GetInstance(ctx context.Context, id string) (fleet.Instance, err
 	return i, nil
 }
 
-// ListInstances implements fleet.InstanceStore.
+// ListInstances implements fleet.Store.
 func (s *Store) ListInstances(ctx context.Context, q fleet.Query) ([]fleet.Instance, int, error) {
 	where, args, err := s.where(q)
 	if err != nil {
@@ -585,7 +585,7 @@ func orderBy(os []fleet.Order) (string, error) {
 	return strings.Join(append(parts, "id"), ", "), nil
 }
 
-// UpdateInstance implements fleet.InstanceStore. Concurrent updates are
+// UpdateInstance implements fleet.Store. Concurrent updates are
 // group-committed (see updater): each keeps its own compare-and-swap and
 // fencing condition and its own result.
 func (s *Store) UpdateInstance(ctx context.Context, u fleet.Update) (fleet.Instance, error) {
@@ -693,7 +693,7 @@ func scanCluster(r scanner) (fleet.Cluster, error) {
 	return c, nil
 }
 
-// CreateCluster implements fleet.ClusterStore.
+// CreateCluster implements fleet.Store.
 func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
 	if c.ID == "" {
 		return fmt.Errorf("%w: cluster without ID", fleet.ErrInvalid)
@@ -725,7 +725,7 @@ func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
 	return nil
 }
 
-// GetCluster implements fleet.ClusterStore.
+// GetCluster implements fleet.Store.
 func (s *Store) GetCluster(ctx context.Context, id string) (fleet.Cluster, error) {
 	c, err := scanCluster(s.db.QueryRowContext(ctx, s.q(`SELECT `+clusterCols+` FROM clusters WHERE id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -737,7 +737,7 @@ func (s *Store) GetCluster(ctx context.Context, id string) (fleet.Cluster, error
 	return c, nil
 }
 
-// ListClusters implements fleet.ClusterStore.
+// ListClusters implements fleet.Store.
 func (s *Store) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+clusterCols+` FROM clusters ORDER BY id`)
 	if err != nil {
@@ -755,7 +755,7 @@ func (s *Store) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
 	return out, rows.Err()
 }
 
-// UpdateCluster implements fleet.ClusterStore.
+// UpdateCluster implements fleet.Store.
 func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
 	to := u.To
 	if to == "" {
@@ -797,7 +797,7 @@ func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet
 	}
 }
 
-// AcquireLease implements fleet.LeaseStore.
+// AcquireLease implements fleet.Store.
 func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
 	if name == "" || holder == "" || ttl <= 0 {
 		return fleet.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
@@ -846,7 +846,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	return l, nil
 }
 
-// ReleaseLease implements fleet.LeaseStore.
+// ReleaseLease implements fleet.Store.
 func (s *Store) ReleaseLease(ctx context.Context, l fleet.Lease) error {
 	_, err := s.db.ExecContext(ctx, s.q(`UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?`), time.Unix(0, 0).UTC(), l.Name, l.Holder, l.Token)
 	if err != nil {
