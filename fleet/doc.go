@@ -3,17 +3,19 @@
 // examples/fleet-manager. This package is the domain and the engine; its
 // REST API, its stores and its policies are subpackages:
 //
-//	fleet            Instance, Status, Kind, Cluster; the Store contract;
+//	fleet            Instance, Status, Kind; the Store contract;
 //	                 the Service that runs the workers (New, Run); the
 //	                 extension points DataPlane, ExternalResources,
-//	                 ClusterProvider, Placement; the sentinel errors
+//	                 Placement; the sentinel errors
+//	fleet/cluster    data plane clusters: Cluster, its statuses, the
+//	                 Provider that creates them (Options.ClusterProvider)
 //	fleet/httpapi    the REST API of a Service (kas-fleet-manager's shape,
 //	                 its error codes, its OpenAPI document)
 //	fleet/auth       who calls the API: JWT (HS256, RS256, JWKS)
 //	fleet/quota      quota list and deny list files
 //	fleet/search     the list API's filter language
 //	fleet/sqlite     the embedded Store; fleet/postgres the shared one
-//	fleet/inmem      in-memory Store, DataPlane, Resources, ClusterProvider
+//	fleet/inmem      in-memory Store, DataPlane, Resources, cluster.Provider
 //	fleet/dataplane  instances as machines (a machines.Provider per cluster)
 //	fleet/storetest  the suites every Store passes; fleet/fleettest an API
 //	                 client for tests
@@ -33,7 +35,7 @@
 // ready reports an instance that stops running in its failed_reason,
 // deprovision and deleting undo it all. A general job counts statuses,
 // expires trials and deprovisions denied owners (Options.Denied); a
-// cluster job drives clusters through a ClusterProvider.
+// cluster job drives clusters through a cluster.Provider.
 //
 // The statuses and their allowed transitions are data (Transitions);
 // stores refuse any other change. Every status change is a
@@ -80,7 +82,7 @@
 //
 //	st, err := sqlite.Open(ctx, "fleet.db")
 //	if err != nil { ... }
-//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters()})
+//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: cluster.Defaults()})
 //	if err != nil { ... }
 //	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 //	if err != nil { ... }

@@ -19,8 +19,6 @@ var (
 	// instance records: a host is never recorded twice (the store's
 	// unique index), so that a stale host never reaches another tenant.
 	ErrHostTaken = errors.New("fleet: host recorded by another instance")
-	// ErrExists means a cluster with the ID already exists.
-	ErrExists = errors.New("fleet: already exists")
 	// ErrConflict is matched by every *ConflictError: a compare-and-swap
 	// status update found another status.
 	ErrConflict = errors.New("fleet: status changed concurrently")

@@ -1,5 +1,7 @@
 package fleet
 
+import "github.com/fleetkit/fleetkit/fleet/cluster"
+
 // The worker runtime is internal to the Service; its tests (in
 // runtime_test.go) reach it under these names.
 type (
@@ -26,4 +28,4 @@ type FirstReady = firstReady
 // Defaults and data the tests check.
 const DefaultInterval = defaultInterval
 
-func Transitions[S Status | ClusterStatus]() map[S][]S { return transitions[S]() }
+func Transitions[S Status | cluster.Status]() map[S][]S { return transitions[S]() }

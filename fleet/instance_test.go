@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 )
 
 func TestTransitions(t *testing.T) {
@@ -47,12 +48,12 @@ func TestTransitions(t *testing.T) {
 			assert.True(t, to.Valid(), "%s -> %s", from, to)
 		}
 	}
-	for from, tos := range fleet.Transitions[fleet.ClusterStatus]() {
+	for from, tos := range fleet.Transitions[cluster.Status]() {
 		for _, to := range tos {
 			assert.NoError(t, fleet.CheckTransition(from, to))
 		}
 	}
-	assert.ErrorIs(t, fleet.CheckTransition(fleet.ClusterAccepted, fleet.ClusterReady), fleet.ErrIllegalTransition)
+	assert.ErrorIs(t, fleet.CheckTransition(cluster.Accepted, cluster.Ready), fleet.ErrIllegalTransition)
 }
 
 func TestNewID(t *testing.T) {

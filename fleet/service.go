@@ -8,13 +8,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// DefaultClusters is one local cluster in the region of
-// httpapi.DefaultCloudProviders (aws, us-east-1).
-func DefaultClusters() []Cluster {
-	return []Cluster{{ID: "local", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: ClusterAccepted}}
-}
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+)
 
 // Defaults of Options (a zero field means its default; each field's
 // documentation says the value) and of Query, and the bound of Query.Size.
@@ -42,13 +38,13 @@ type Options struct {
 	Kind Kind
 
 	// Clusters are created at Run (existing IDs are kept as they are).
-	Clusters []Cluster
+	Clusters []cluster.Cluster
 	// ClusterProvider drives clusters; nil means clusters that need no
 	// provisioning (provisioned and deleted at once).
-	ClusterProvider ClusterProvider
+	ClusterProvider cluster.Provider
 	// Terraform installs what instances need on a provisioned cluster:
 	// the steps run in order, every pass, until all report done.
-	Terraform []func(ctx context.Context, c Cluster) (done bool, err error)
+	Terraform []func(ctx context.Context, c cluster.Cluster) (done bool, err error)
 	// DataPlane runs instances; nil means one that runs them nowhere: ready
 	// at once at a made-up host (fleet/inmem.DataPlane is the in-memory
 	// one with knobs, fleet/dataplane runs them as machines).
@@ -267,9 +263,9 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 func (s *Service) Run(ctx context.Context) error {
 	for _, c := range s.opts.Clusters {
 		if c.Status == "" {
-			c.Status = ClusterAccepted
+			c.Status = cluster.Accepted
 		}
-		if err := s.st.CreateCluster(ctx, c); err != nil && !errors.Is(err, ErrExists) {
+		if err := s.st.CreateCluster(ctx, c); err != nil && !errors.Is(err, cluster.ErrExists) {
 			if ctx.Err() != nil {
 				return nil // stopped while starting
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -43,14 +44,14 @@ type Store interface {
 
 	// Clusters.
 
-	// CreateCluster inserts c; an existing ID is ErrExists.
-	CreateCluster(ctx context.Context, c Cluster) error
+	// CreateCluster inserts c; an existing ID is cluster.ErrExists.
+	CreateCluster(ctx context.Context, c cluster.Cluster) error
 	// GetCluster returns the cluster with id or ErrNotFound.
-	GetCluster(ctx context.Context, id string) (Cluster, error)
+	GetCluster(ctx context.Context, id string) (cluster.Cluster, error)
 	// ListClusters returns every cluster, ordered by ID.
-	ListClusters(ctx context.Context) ([]Cluster, error)
+	ListClusters(ctx context.Context) ([]cluster.Cluster, error)
 	// UpdateCluster is UpdateInstance for clusters.
-	UpdateCluster(ctx context.Context, u ClusterUpdate) (Cluster, error)
+	UpdateCluster(ctx context.Context, u ClusterUpdate) (cluster.Cluster, error)
 
 	// Leader leases, one row per name, created on demand.
 
@@ -118,7 +119,7 @@ type Update struct {
 // ClusterUpdate is a compare-and-swap change of one cluster.
 type ClusterUpdate struct {
 	ID           string
-	From, To     ClusterStatus
+	From, To     cluster.Status
 	FailedReason *string
 	Fence        Fence
 }

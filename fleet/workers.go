@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -56,7 +57,7 @@ type acceptedReconciler struct {
 	mu sync.Mutex
 	// clusters is a snapshot of the cluster list, read again when older
 	// than clusterTTL; guarded by mu.
-	clusters   []Cluster
+	clusters   []cluster.Cluster
 	clustersAt time.Time
 }
 
@@ -117,10 +118,10 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 		}
 		r.clusters, r.clustersAt = clusters, time.Now()
 	}
-	usage := make([]ClusterUsage, 0, len(r.clusters))
+	usage := make([]cluster.Usage, 0, len(r.clusters))
 	for _, c := range r.clusters {
-		u := ClusterUsage{Cluster: c}
-		if c.Status == ClusterReady && c.Capacity > 0 {
+		u := cluster.Usage{Cluster: c}
+		if c.Status == cluster.Ready && c.Capacity > 0 {
 			var err error
 			if u.Used, err = r.used(ctx, c); err != nil {
 				return "", err
@@ -132,7 +133,7 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 }
 
 // used counts the capacity units of the live instances on c.
-func (r *acceptedReconciler) used(ctx context.Context, c Cluster) (int, error) {
+func (r *acceptedReconciler) used(ctx context.Context, c cluster.Cluster) (int, error) {
 	if len(c.InstanceTypes) == 0 {
 		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1})
 		return n * r.units(""), err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -20,16 +21,16 @@ import (
 // process ends; several replicas cannot share it (use fleet/postgres).
 type Store struct {
 	mu        sync.Mutex
-	instances map[string]fleet.Instance // guarded by mu: by ID
-	clusters  map[string]fleet.Cluster  // guarded by mu: by ID
-	leases    map[string]fleet.Lease    // guarded by mu: by name
+	instances map[string]fleet.Instance  // guarded by mu: by ID
+	clusters  map[string]cluster.Cluster // guarded by mu: by ID
+	leases    map[string]fleet.Lease     // guarded by mu: by name
 }
 
 var _ fleet.Store = (*Store)(nil)
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]fleet.Cluster{}, leases: map[string]fleet.Lease{}}
+	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]cluster.Cluster{}, leases: map[string]fleet.Lease{}}
 }
 
 // now is the store's clock, in UTC like the SQL stores'.
@@ -61,7 +62,7 @@ func (s *Store) CreateInstanceChecked(_ context.Context, inst fleet.Instance, ch
 		return err
 	}
 	if _, ok := s.instances[inst.ID]; ok {
-		return fmt.Errorf("%w: instance %s", fleet.ErrExists, inst.ID)
+		return fmt.Errorf("%w: instance %s", cluster.ErrExists, inst.ID)
 	}
 	if inst.DeletedAt == nil {
 		for _, i := range s.instances {
@@ -363,14 +364,14 @@ func (s *Store) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instanc
 }
 
 // CreateCluster implements fleet.Store.
-func (s *Store) CreateCluster(_ context.Context, c fleet.Cluster) error {
+func (s *Store) CreateCluster(_ context.Context, c cluster.Cluster) error {
 	if c.ID == "" {
 		return fmt.Errorf("%w: cluster without ID", fleet.ErrInvalid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.clusters[c.ID]; ok {
-		return fmt.Errorf("%w: cluster %s", fleet.ErrExists, c.ID)
+		return fmt.Errorf("%w: cluster %s", cluster.ErrExists, c.ID)
 	}
 	t := now()
 	if c.CreatedAt.IsZero() {
@@ -388,50 +389,50 @@ func (s *Store) CreateCluster(_ context.Context, c fleet.Cluster) error {
 }
 
 // GetCluster implements fleet.Store.
-func (s *Store) GetCluster(_ context.Context, id string) (fleet.Cluster, error) {
+func (s *Store) GetCluster(_ context.Context, id string) (cluster.Cluster, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.clusters[id]
 	if !ok {
-		return fleet.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, id)
+		return cluster.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, id)
 	}
 	c.InstanceTypes = slices.Clone(c.InstanceTypes)
 	return c, nil
 }
 
 // ListClusters implements fleet.Store.
-func (s *Store) ListClusters(_ context.Context) ([]fleet.Cluster, error) {
+func (s *Store) ListClusters(_ context.Context) ([]cluster.Cluster, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]fleet.Cluster, 0, len(s.clusters))
+	out := make([]cluster.Cluster, 0, len(s.clusters))
 	for _, c := range s.clusters {
 		c.InstanceTypes = slices.Clone(c.InstanceTypes)
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b fleet.Cluster) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b cluster.Cluster) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
 // UpdateCluster implements fleet.Store.
-func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
+func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (cluster.Cluster, error) {
 	to := u.To
 	if to == "" {
 		to = u.From
 	}
 	if err := fleet.CheckTransition(u.From, to); err != nil {
-		return fleet.Cluster{}, err
+		return cluster.Cluster{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.clusters[u.ID]
 	if !ok {
-		return fleet.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, u.ID)
+		return cluster.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, u.ID)
 	}
 	if c.Status != u.From {
-		return fleet.Cluster{}, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(c.Status)}
+		return cluster.Cluster{}, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(c.Status)}
 	}
 	if err := s.fenced(u.Fence); err != nil {
-		return fleet.Cluster{}, err
+		return cluster.Cluster{}, err
 	}
 	t := now()
 	c.UpdatedAt = t

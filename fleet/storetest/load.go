@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
 )
@@ -47,7 +48,7 @@ func Load(t testing.TB, st fleet.Store, n, clients int) LoadResult {
 	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
 	svc, err := fleet.New(st, fleet.Options{
-		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(),
+		Kind: fleet.Dinosaur, Clusters: cluster.Defaults(),
 		Interval: 10 * time.Second, RetryInterval: 10 * time.Millisecond,
 		// Each worker keeps more reconciles in flight than there are
 		// clients: with like latencies per write (Little's law), a worker

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
@@ -137,7 +138,7 @@ func testCreateGet(t *testing.T, s fleet.Store) {
 	assert.ErrorIs(t, err, fleet.ErrNotFound)
 
 	err = s.CreateInstance(ctx(t), in)
-	assert.ErrorIs(t, err, fleet.ErrExists, "same ID twice")
+	assert.ErrorIs(t, err, cluster.ErrExists, "same ID twice")
 }
 
 func testNameUniqueness(t *testing.T, s fleet.Store) {
@@ -244,8 +245,8 @@ func testCreateChecked(t *testing.T, s fleet.Store) {
 
 func testCompareAndSwap(t *testing.T, s fleet.Store) {
 	in := create(t, s, Instance("rex", "alice", ""))
-	cluster := "c1"
-	got, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster})
+	clusterID := "c1"
+	got, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID})
 	require.NoError(t, err)
 	assert.Equal(t, fleet.StatusPreparing, got.Status)
 	assert.Equal(t, "c1", got.ClusterID)
@@ -319,8 +320,8 @@ func testConcurrentUpdates(t *testing.T, s fleet.Store) {
 	var wg sync.WaitGroup
 	for i, in := range insts {
 		wg.Go(func() {
-			cluster := fmt.Sprintf("c-%d", i)
-			u := fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster, Fence: lease.Fence()}
+			clusterID := fmt.Sprintf("c-%d", i)
+			u := fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID, Fence: lease.Fence()}
 			switch i % 3 {
 			case 1:
 				u.Fence = stale
@@ -334,7 +335,7 @@ func testConcurrentUpdates(t *testing.T, s fleet.Store) {
 			}
 			if assert.NoError(t, err, "instance %d", i) {
 				assert.Equal(t, in.ID, got.ID)
-				assert.Equal(t, cluster, got.ClusterID)
+				assert.Equal(t, clusterID, got.ClusterID)
 				assert.Equal(t, fleet.StatusPreparing, got.Status)
 			}
 		})
@@ -458,27 +459,27 @@ func testSearch(t *testing.T, s fleet.Store) {
 }
 
 func testClusters(t *testing.T, s fleet.Store) {
-	c := fleet.Cluster{ID: "c1", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: fleet.ClusterAccepted,
+	c := cluster.Cluster{ID: "c1", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: cluster.Accepted,
 		InstanceTypes: []string{"standard", "developer"}, Capacity: 10}
 	require.NoError(t, s.CreateCluster(ctx(t), c))
-	assert.ErrorIs(t, s.CreateCluster(ctx(t), c), fleet.ErrExists)
+	assert.ErrorIs(t, s.CreateCluster(ctx(t), c), cluster.ErrExists)
 	got, err := s.GetCluster(ctx(t), "c1")
 	require.NoError(t, err)
 	assert.Equal(t, c.InstanceTypes, got.InstanceTypes)
 	assert.Equal(t, 10, got.Capacity)
 	assert.True(t, got.MultiAZ)
 
-	got, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning})
+	got, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
 	require.NoError(t, err)
-	assert.Equal(t, fleet.ClusterProvisioning, got.Status)
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning})
+	assert.Equal(t, cluster.Provisioning, got.Status)
+	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
 	assert.ErrorIs(t, err, fleet.ErrConflict)
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterProvisioning, To: fleet.ClusterReady})
+	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Provisioning, To: cluster.Ready})
 	assert.ErrorIs(t, err, fleet.ErrIllegalTransition)
 	_, err = s.GetCluster(ctx(t), "nope")
 	assert.ErrorIs(t, err, fleet.ErrNotFound)
 
-	require.NoError(t, s.CreateCluster(ctx(t), fleet.Cluster{ID: "c0", Status: fleet.ClusterReady}))
+	require.NoError(t, s.CreateCluster(ctx(t), cluster.Cluster{ID: "c0", Status: cluster.Ready}))
 	all, err := s.ListClusters(ctx(t))
 	require.NoError(t, err)
 	require.Len(t, all, 2)
@@ -549,7 +550,7 @@ func testFencing(t *testing.T, s fleet.Store) {
 	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: next.Fence()})
 	require.NoError(t, err)
 
-	require.NoError(t, s.CreateCluster(ctx(t), fleet.Cluster{ID: "c1", Status: fleet.ClusterAccepted}))
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning, Fence: old.Fence()})
+	require.NoError(t, s.CreateCluster(ctx(t), cluster.Cluster{ID: "c1", Status: cluster.Accepted}))
+	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning, Fence: old.Fence()})
 	require.ErrorIs(t, err, fleet.ErrStaleFence)
 }

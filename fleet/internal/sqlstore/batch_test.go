@@ -112,8 +112,8 @@ func TestGroupCommitBatches(t *testing.T) {
 		got := make([]fleet.Instance, len(insts))
 		for i, inst := range insts {
 			wg.Go(func() {
-				cluster := "c" + inst.Name
-				got[i], errs[i] = st.UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster})
+				clusterID := "c" + inst.Name
+				got[i], errs[i] = st.UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID})
 			})
 		}
 		waitQueued(t, st, len(insts)) // behind the held flushers

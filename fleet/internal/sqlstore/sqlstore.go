@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -395,7 +396,7 @@ func (s *Store) insertErr(ctx context.Context, i fleet.Instance, err error) erro
 	if s.d.IsUnique(err) {
 		var n int
 		if s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM instances WHERE id = ?`), i.ID).Scan(&n) == nil && n > 0 {
-			return fmt.Errorf("%w: instance %s", fleet.ErrExists, i.ID)
+			return fmt.Errorf("%w: instance %s", cluster.ErrExists, i.ID)
 		}
 		return fmt.Errorf("%w: %q", fleet.ErrNameTaken, i.Name)
 	}
@@ -674,9 +675,9 @@ func (s *Store) updateErr(ctx context.Context, q conn, u fleet.Update, err error
 
 const clusterCols = `id, cloud_provider, region, multi_az, status, failed_reason, instance_types, capacity, created_at, updated_at, status_since`
 
-func scanCluster(r scanner) (fleet.Cluster, error) {
+func scanCluster(r scanner) (cluster.Cluster, error) {
 	var (
-		c      fleet.Cluster
+		c      cluster.Cluster
 		status string
 		types  string
 	)
@@ -685,7 +686,7 @@ func scanCluster(r scanner) (fleet.Cluster, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Status = fleet.ClusterStatus(status)
+	c.Status = cluster.Status(status)
 	if types != "" {
 		c.InstanceTypes = strings.Split(types, ",")
 	}
@@ -694,7 +695,7 @@ func scanCluster(r scanner) (fleet.Cluster, error) {
 }
 
 // CreateCluster implements fleet.Store.
-func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
+func (s *Store) CreateCluster(ctx context.Context, c cluster.Cluster) error {
 	if c.ID == "" {
 		return fmt.Errorf("%w: cluster without ID", fleet.ErrInvalid)
 	}
@@ -718,7 +719,7 @@ func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
 		c.Capacity, c.CreatedAt.UTC(), c.UpdatedAt.UTC(), c.StatusSince.UTC())
 	if err != nil {
 		if s.d.IsUnique(err) {
-			return fmt.Errorf("%w: cluster %s", fleet.ErrExists, c.ID)
+			return fmt.Errorf("%w: cluster %s", cluster.ErrExists, c.ID)
 		}
 		return fmt.Errorf("%s: create cluster: %w", s.d.Name, err)
 	}
@@ -726,7 +727,7 @@ func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
 }
 
 // GetCluster implements fleet.Store.
-func (s *Store) GetCluster(ctx context.Context, id string) (fleet.Cluster, error) {
+func (s *Store) GetCluster(ctx context.Context, id string) (cluster.Cluster, error) {
 	c, err := scanCluster(s.db.QueryRowContext(ctx, s.q(`SELECT `+clusterCols+` FROM clusters WHERE id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, id)
@@ -738,13 +739,13 @@ func (s *Store) GetCluster(ctx context.Context, id string) (fleet.Cluster, error
 }
 
 // ListClusters implements fleet.Store.
-func (s *Store) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
+func (s *Store) ListClusters(ctx context.Context) ([]cluster.Cluster, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+clusterCols+` FROM clusters ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("%s: list clusters: %w", s.d.Name, err)
 	}
 	defer rows.Close()
-	var out []fleet.Cluster
+	var out []cluster.Cluster
 	for rows.Next() {
 		c, err := scanCluster(rows)
 		if err != nil {
@@ -756,13 +757,13 @@ func (s *Store) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
 }
 
 // UpdateCluster implements fleet.Store.
-func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
+func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (cluster.Cluster, error) {
 	to := u.To
 	if to == "" {
 		to = u.From
 	}
 	if err := fleet.CheckTransition(u.From, to); err != nil {
-		return fleet.Cluster{}, err
+		return cluster.Cluster{}, err
 	}
 	t := now()
 	sets := []string{"status = ?", "updated_at = ?"}
