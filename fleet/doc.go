@@ -64,7 +64,7 @@
 // lease term. Writes through Service.Store (the API's and the workers')
 // enqueue the instance in the worker of its new status at once, with the
 // row as written. Every Interval a worker also lists its status
-// (MaxPageSize rows a page, oldest first) to pick up changes made by other
+// (1000 rows a page, oldest first) to pick up changes made by other
 // replicas. Errors are retried with a per-instance backoff; an instance
 // that outstays its status's timeout is looked at again at its deadline
 // and failed then. Stores write concurrent status changes together

@@ -78,3 +78,9 @@ func TestKind(t *testing.T) {
 	_, err = fleet.Kind{Name: "Bad Name"}.Normalize()
 	assert.ErrorIs(t, err, fleet.ErrInvalid)
 }
+
+func TestQueryPageSize(t *testing.T) {
+	for size, want := range map[int]int{-1: 0, 0: 100, 1: 1, 1000: 1000, 1001: 1000} {
+		assert.Equal(t, want, fleet.Query{Size: size}.PageSize(), "Size %d", size)
+	}
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // defaultBatch is how many instances of a status one list query reads.
-const defaultBatch = MaxPageSize
+const defaultBatch = maxPageSize
 
 // statusWorker runs a reconciler over the instances in one status.
 type statusWorker struct {

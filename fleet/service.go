@@ -22,10 +22,10 @@ const (
 	defaultAcceptedTimeout     = time.Hour
 	defaultPreparingTimeout    = 5 * time.Minute
 	defaultProvisioningTimeout = time.Hour
-	// DefaultPageSize is the page size when Query.Size is 0; MaxPageSize
+	// defaultPageSize is the page size when Query.Size is 0; maxPageSize
 	// bounds Query.Size.
-	DefaultPageSize = 100
-	MaxPageSize     = 1000
+	defaultPageSize = 100
+	maxPageSize     = 1000
 )
 
 // dataPlaneLease is the lease (after the kind's name) of the workers that

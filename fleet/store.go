@@ -147,9 +147,22 @@ type Query struct {
 	// OrderBy terms; ID ascending is always appended as a tie-breaker.
 	// Nil means created_at ascending.
 	OrderBy []Order
-	// Page counts from 1 (0 means 1); Size is the page size (0 means
-	// DefaultPageSize, negative means no rows: count only).
+	// Page counts from 1 (0 means 1); Size is the page size (0 means 100,
+	// at most 1000; negative means no rows: count only). PageSize says
+	// what a Size means.
 	Page, Size int
 	// IncludeDeleted also selects soft-deleted rows.
 	IncludeDeleted bool
+}
+
+// PageSize is the number of rows a page of q holds: Size, 100 when Size is
+// 0, at most 1000, none when Size is negative. Stores page with it.
+func (q Query) PageSize() int {
+	switch {
+	case q.Size < 0:
+		return 0
+	case q.Size == 0:
+		return defaultPageSize
+	}
+	return min(q.Size, maxPageSize)
 }

@@ -371,7 +371,7 @@ func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
 	now := time.Now()
 	var errs []error
 	for page := 1; ; page++ {
-		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: MaxPageSize, OrderBy: []Order{{Field: "id"}}})
+		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: maxPageSize, OrderBy: []Order{{Field: "id"}}})
 		if err != nil {
 			return err
 		}
@@ -386,7 +386,7 @@ func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
 				}
 			}
 		}
-		if page*MaxPageSize >= total {
+		if page*maxPageSize >= total {
 			break
 		}
 	}
@@ -424,14 +424,14 @@ func (w *sweeper) pass(ctx context.Context, _ Fence) error {
 	}
 	live := make(map[string]Instance, len(running))
 	for page := 1; ; page++ {
-		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: MaxPageSize, OrderBy: []Order{{Field: "id"}}})
+		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: maxPageSize, OrderBy: []Order{{Field: "id"}}})
 		if err != nil {
 			return err
 		}
 		for _, inst := range insts {
 			live[inst.ID] = inst
 		}
-		if page*MaxPageSize >= total {
+		if page*maxPageSize >= total {
 			break
 		}
 	}

@@ -124,11 +124,7 @@ func (s *Store) ListInstances(_ context.Context, q fleet.Query) ([]fleet.Instanc
 	if err := sortInstances(sel, q.OrderBy); err != nil {
 		return nil, 0, err
 	}
-	size := q.Size
-	if size == 0 {
-		size = fleet.DefaultPageSize
-	}
-	size = min(size, fleet.MaxPageSize)
+	size := q.PageSize()
 	from := (max(q.Page, 1) - 1) * size
 	if from >= len(sel) {
 		return nil, len(sel), nil

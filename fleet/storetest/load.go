@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -110,12 +111,13 @@ func Load(t testing.TB, st fleet.Store, n, clients int) LoadResult {
 	res := LoadResult{Instances: n, Total: time.Since(start)}
 	var readyLat []time.Duration
 	for page := 1; ; page++ {
-		insts, total, err := st.ListInstances(context.Background(), fleet.Query{Kind: "dinosaur", Page: page, Size: fleet.MaxPageSize, OrderBy: []fleet.Order{{Field: "id"}}})
+		q := fleet.Query{Kind: "dinosaur", Page: page, Size: math.MaxInt, OrderBy: []fleet.Order{{Field: "id"}}} // the largest page
+		insts, total, err := st.ListInstances(context.Background(), q)
 		require.NoError(t, err)
 		for _, i := range insts {
 			readyLat = append(readyLat, i.StatusSince.Sub(i.CreatedAt))
 		}
-		if page*fleet.MaxPageSize >= total {
+		if page*q.PageSize() >= total {
 			break
 		}
 	}

@@ -433,11 +433,7 @@ func (s *Store) ListInstances(ctx context.Context, q fleet.Query) ([]fleet.Insta
 	if err != nil {
 		return nil, 0, err
 	}
-	size := q.Size
-	if size == 0 {
-		size = fleet.DefaultPageSize
-	}
-	size = min(size, fleet.MaxPageSize)
+	size := q.PageSize()
 	page := max(q.Page, 1)
 	rows, err := s.query(ctx, cache, `SELECT `+instanceCols+` FROM instances WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
 		append(args, size, (page-1)*size)...)
