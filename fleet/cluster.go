@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 )
 
 // clusterWorker drives every cluster through its statuses, one step per
@@ -17,7 +18,7 @@ type clusterWorker struct {
 	terraform []func(context.Context, cluster.Cluster) (bool, error)
 }
 
-func (w *clusterWorker) pass(ctx context.Context, fence Fence) error {
+func (w *clusterWorker) pass(ctx context.Context, fence lease.Fence) error {
 	clusters, err := w.st.ListClusters(ctx)
 	if err != nil {
 		return err
@@ -31,7 +32,7 @@ func (w *clusterWorker) pass(ctx context.Context, fence Fence) error {
 	return errors.Join(errs...)
 }
 
-func (w *clusterWorker) step(ctx context.Context, fence Fence, c cluster.Cluster) error {
+func (w *clusterWorker) step(ctx context.Context, fence lease.Fence, c cluster.Cluster) error {
 	for {
 		next, err := w.next(ctx, c)
 		if err != nil {
@@ -39,13 +40,13 @@ func (w *clusterWorker) step(ctx context.Context, fence Fence, c cluster.Cluster
 				return err
 			}
 			reason := err.Error()
-			_, uerr := w.st.UpdateCluster(ctx, ClusterUpdate{ID: c.ID, From: c.Status, To: cluster.Failed, FailedReason: &reason, Fence: fence})
+			_, uerr := w.st.UpdateCluster(ctx, cluster.Update{ID: c.ID, From: c.Status, To: cluster.Failed, FailedReason: &reason, Fence: fence})
 			return uerr
 		}
 		if next == c.Status {
 			return nil
 		}
-		c, err = w.st.UpdateCluster(ctx, ClusterUpdate{ID: c.ID, From: c.Status, To: next, Fence: fence})
+		c, err = w.st.UpdateCluster(ctx, cluster.Update{ID: c.ID, From: c.Status, To: next, Fence: fence})
 		if err != nil {
 			if errors.Is(err, ErrConflict) {
 				return nil // someone moved it; the next pass sees where

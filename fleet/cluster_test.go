@@ -79,7 +79,7 @@ func TestClusterLifecycle(t *testing.T) {
 	require.Eventually(t, func() bool { return status(t, st, inst.ID) == fleet.StatusReady }, 10*time.Second, 5*time.Millisecond)
 
 	// Deprovisioning waits for the cluster's instances to go.
-	_, err = st.UpdateCluster(context.Background(), fleet.ClusterUpdate{ID: "local", From: cluster.Ready, To: cluster.Deprovisioning})
+	_, err = st.UpdateCluster(context.Background(), cluster.Update{ID: "local", From: cluster.Ready, To: cluster.Deprovisioning})
 	require.NoError(t, err)
 	require.Never(t, func() bool { return p.deleted.Load() > 0 }, 200*time.Millisecond, 10*time.Millisecond)
 	_, err = svc.Store().UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusReady, To: fleet.StatusDeprovision})

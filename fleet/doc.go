@@ -9,6 +9,7 @@
 //	                 Placement; the sentinel errors
 //	fleet/cluster    data plane clusters: Cluster, its statuses, the
 //	                 Provider that creates them (Options.ClusterProvider)
+//	fleet/lease      leader leases and fencing tokens (lease.Fence)
 //	fleet/httpapi    the REST API of a Service (kas-fleet-manager's shape,
 //	                 its error codes, its OpenAPI document)
 //	fleet/auth       who calls the API: JWT (HS256, RS256, JWKS)
@@ -53,7 +54,7 @@
 // every instance: with a data plane per replica, split leaders would start
 // each instance twice), every worker
 // write carries the lease's fencing token (a deposed leader's late write
-// fails with ErrStaleFence), and a replica that cannot renew stops its
+// fails with lease.ErrStaleFence), and a replica that cannot renew stops its
 // worker a quarter TTL before the lease can be taken. The data plane is
 // converged to the database: a sweep (DataPlane's optional Sweeper), on
 // every replica, removes what no live row owns.

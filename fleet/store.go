@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -37,7 +38,7 @@ type Store interface {
 	// UpdateInstance applies u as a compare-and-swap on the status (and on
 	// the fencing token when u.Fence is set) and returns the row after the
 	// write. A lost swap is a *ConflictError, an illegal transition a
-	// *TransitionError, a stale token ErrStaleFence, a missing or soft
+	// *TransitionError, a stale token lease.ErrStaleFence, a missing or soft
 	// deleted row ErrNotFound, a non-empty host that another live row
 	// records ErrHostTaken.
 	UpdateInstance(ctx context.Context, u Update) (Instance, error)
@@ -51,7 +52,7 @@ type Store interface {
 	// ListClusters returns every cluster, ordered by ID.
 	ListClusters(ctx context.Context) ([]cluster.Cluster, error)
 	// UpdateCluster is UpdateInstance for clusters.
-	UpdateCluster(ctx context.Context, u ClusterUpdate) (cluster.Cluster, error)
+	UpdateCluster(ctx context.Context, u cluster.Update) (cluster.Cluster, error)
 
 	// Leader leases, one row per name, created on demand.
 
@@ -59,10 +60,10 @@ type Store interface {
 	// when holder already holds it. In one transaction it re-checks the
 	// current holder; taking over (a new holder, or the row's first use)
 	// increments the fencing token. Another holder's unexpired lease is
-	// ErrLeaseHeld.
-	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
+	// lease.ErrHeld.
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error)
 	// ReleaseLease ends l early if it is still held with l's token.
-	ReleaseLease(ctx context.Context, l Lease) error
+	ReleaseLease(ctx context.Context, l lease.Lease) error
 }
 
 // SharedStore is the optional interface of a Store that several replicas
@@ -72,28 +73,6 @@ type Store interface {
 type SharedStore interface {
 	NeedsLeader() bool
 }
-
-// Lease is a held leader lease.
-type Lease struct {
-	Name      string
-	Holder    string
-	Token     int64
-	ExpiresAt time.Time
-}
-
-// Fence returns the fencing token that worker writes under l carry.
-func (l Lease) Fence() Fence { return Fence{Lease: l.Name, Token: l.Token} }
-
-// Fence is the fencing token of a lease. A write carrying a non-zero Fence
-// succeeds only while the lease row still has that token; the zero Fence
-// (API writes) is not checked.
-type Fence struct {
-	Lease string
-	Token int64
-}
-
-// IsZero reports whether f carries no token.
-func (f Fence) IsZero() bool { return f.Lease == "" }
 
 // Update is a compare-and-swap change of one instance.
 type Update struct {
@@ -113,15 +92,7 @@ type Update struct {
 	// SoftDelete sets DeletedAt, which releases the name.
 	SoftDelete bool
 	// Fence, when set, makes the write conditional on the lease token.
-	Fence Fence
-}
-
-// ClusterUpdate is a compare-and-swap change of one cluster.
-type ClusterUpdate struct {
-	ID           string
-	From, To     cluster.Status
-	FailedReason *string
-	Fence        Fence
+	Fence lease.Fence
 }
 
 // Order is one term of an ORDER BY.

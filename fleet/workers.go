@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -366,7 +367,7 @@ type generalWorker struct {
 	m    *serviceMetrics
 }
 
-func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
+func (w *generalWorker) pass(ctx context.Context, fence lease.Fence) error {
 	counts := map[Status]int{}
 	now := time.Now()
 	var errs []error
@@ -417,7 +418,7 @@ type sweeper struct {
 	log     *slog.Logger
 }
 
-func (w *sweeper) pass(ctx context.Context, _ Fence) error {
+func (w *sweeper) pass(ctx context.Context, _ lease.Fence) error {
 	running, err := w.running.Running(ctx)
 	if err != nil || len(running) == 0 {
 		return err

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/fleetkit/fleetkit/fleet/lease"
 )
 
 // Cluster is a data plane cluster that hosts instances.
@@ -32,6 +34,15 @@ type Cluster struct {
 // httpapi.DefaultCloudProviders (aws, us-east-1).
 func Defaults() []Cluster {
 	return []Cluster{{ID: "local", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: Accepted}}
+}
+
+// Update is a compare-and-swap change of one cluster (a Store's
+// UpdateCluster, as fleet.Update is of an instance).
+type Update struct {
+	ID           string
+	From, To     Status
+	FailedReason *string
+	Fence        lease.Fence
 }
 
 // Usage is a cluster and the capacity units its live instances use.

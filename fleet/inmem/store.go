@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -23,14 +24,14 @@ type Store struct {
 	mu        sync.Mutex
 	instances map[string]fleet.Instance  // guarded by mu: by ID
 	clusters  map[string]cluster.Cluster // guarded by mu: by ID
-	leases    map[string]fleet.Lease     // guarded by mu: by name
+	leases    map[string]lease.Lease     // guarded by mu: by name
 }
 
 var _ fleet.Store = (*Store)(nil)
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]cluster.Cluster{}, leases: map[string]fleet.Lease{}}
+	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]cluster.Cluster{}, leases: map[string]lease.Lease{}}
 }
 
 // now is the store's clock, in UTC like the SQL stores'.
@@ -284,12 +285,12 @@ func compareField(a, b fleet.Instance, name string) int {
 
 // fenced returns ErrStaleFence unless f is zero or the lease's current
 // token. Called with mu held.
-func (s *Store) fenced(f fleet.Fence) error {
+func (s *Store) fenced(f lease.Fence) error {
 	if f.IsZero() {
 		return nil
 	}
 	if l, ok := s.leases[f.Lease]; !ok || l.Token != f.Token {
-		return fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, f.Lease, f.Token)
+		return fmt.Errorf("%w: lease %s token %d", lease.ErrStaleFence, f.Lease, f.Token)
 	}
 	return nil
 }
@@ -410,7 +411,7 @@ func (s *Store) ListClusters(_ context.Context) ([]cluster.Cluster, error) {
 }
 
 // UpdateCluster implements fleet.Store.
-func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (cluster.Cluster, error) {
+func (s *Store) UpdateCluster(_ context.Context, u cluster.Update) (cluster.Cluster, error) {
 	to := u.To
 	if to == "" {
 		to = u.From
@@ -444,21 +445,21 @@ func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (cluster
 }
 
 // AcquireLease implements fleet.Store.
-func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (lease.Lease, error) {
 	if name == "" || holder == "" || ttl <= 0 {
-		return fleet.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
+		return lease.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := now()
 	cur, ok := s.leases[name]
-	l := fleet.Lease{Name: name, Holder: holder, Token: 1, ExpiresAt: t.Add(ttl)}
+	l := lease.Lease{Name: name, Holder: holder, Token: 1, ExpiresAt: t.Add(ttl)}
 	switch {
 	case !ok:
 	case cur.Holder == holder:
 		l.Token = cur.Token // renewal
 	case cur.ExpiresAt.After(t):
-		return fleet.Lease{}, fmt.Errorf("%w: %s held by %s until %s", fleet.ErrLeaseHeld, name, cur.Holder, cur.ExpiresAt.Format(time.RFC3339Nano))
+		return lease.Lease{}, fmt.Errorf("%w: %s held by %s until %s", lease.ErrHeld, name, cur.Holder, cur.ExpiresAt.Format(time.RFC3339Nano))
 	default:
 		l.Token = cur.Token + 1 // take-over: the new token fences the old holder
 	}
@@ -467,7 +468,7 @@ func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Du
 }
 
 // ReleaseLease implements fleet.Store.
-func (s *Store) ReleaseLease(_ context.Context, l fleet.Lease) error {
+func (s *Store) ReleaseLease(_ context.Context, l lease.Lease) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cur, ok := s.leases[l.Name]; ok && cur.Holder == l.Holder && cur.Token == l.Token {

@@ -23,6 +23,7 @@ import (
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/httpapi/openapitest"
 	"github.com/fleetkit/fleetkit/fleet/inmem"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
@@ -752,14 +753,14 @@ type partitioned struct {
 
 var errPartitioned = fmt.Errorf("partitioned from the database")
 
-func (p *partitioned) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+func (p *partitioned) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error) {
 	if p.cut.Load() {
-		return fleet.Lease{}, errPartitioned
+		return lease.Lease{}, errPartitioned
 	}
 	return p.Store.AcquireLease(ctx, name, holder, ttl)
 }
 
-func (p *partitioned) ReleaseLease(ctx context.Context, l fleet.Lease) error {
+func (p *partitioned) ReleaseLease(ctx context.Context, l lease.Lease) error {
 	if p.cut.Load() {
 		return errPartitioned
 	}
@@ -794,7 +795,7 @@ func (p *partitioned) ListClusters(ctx context.Context) ([]cluster.Cluster, erro
 	return p.Store.ListClusters(ctx)
 }
 
-func (p *partitioned) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (cluster.Cluster, error) {
+func (p *partitioned) UpdateCluster(ctx context.Context, u cluster.Update) (cluster.Cluster, error) {
 	if p.cut.Load() {
 		return cluster.Cluster{}, errPartitioned
 	}

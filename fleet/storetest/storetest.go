@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
@@ -298,9 +299,9 @@ func testConcurrentCAS(t *testing.T, s fleet.Store) {
 // workers under load do (stores may write them together): each gets its
 // own outcome and its own values.
 func testConcurrentUpdates(t *testing.T, s fleet.Store) {
-	lease, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
+	held, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
 	require.NoError(t, err)
-	stale := fleet.Fence{Lease: "accepted", Token: lease.Token - 1}
+	stale := lease.Fence{Lease: "accepted", Token: held.Token - 1}
 	const n = 60
 	insts := make([]fleet.Instance, n)
 	for i := range insts {
@@ -311,7 +312,7 @@ func testConcurrentUpdates(t *testing.T, s fleet.Store) {
 	want := func(i int) error {
 		switch i % 3 {
 		case 1:
-			return fleet.ErrStaleFence
+			return lease.ErrStaleFence
 		case 2:
 			return fleet.ErrConflict
 		}
@@ -321,7 +322,7 @@ func testConcurrentUpdates(t *testing.T, s fleet.Store) {
 	for i, in := range insts {
 		wg.Go(func() {
 			clusterID := fmt.Sprintf("c-%d", i)
-			u := fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID, Fence: lease.Fence()}
+			u := fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID, Fence: held.Fence()}
 			switch i % 3 {
 			case 1:
 				u.Fence = stale
@@ -469,12 +470,12 @@ func testClusters(t *testing.T, s fleet.Store) {
 	assert.Equal(t, 10, got.Capacity)
 	assert.True(t, got.MultiAZ)
 
-	got, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
+	got, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
 	require.NoError(t, err)
 	assert.Equal(t, cluster.Provisioning, got.Status)
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
+	_, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
 	assert.ErrorIs(t, err, fleet.ErrConflict)
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Provisioning, To: cluster.Ready})
+	_, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Provisioning, To: cluster.Ready})
 	assert.ErrorIs(t, err, fleet.ErrIllegalTransition)
 	_, err = s.GetCluster(ctx(t), "nope")
 	assert.ErrorIs(t, err, fleet.ErrNotFound)
@@ -492,7 +493,7 @@ func testLeases(t *testing.T, s fleet.Store) {
 	assert.Equal(t, int64(1), a.Token)
 
 	_, err = s.AcquireLease(ctx(t), "accepted", "replica-b", time.Hour)
-	assert.ErrorIs(t, err, fleet.ErrLeaseHeld)
+	assert.ErrorIs(t, err, lease.ErrHeld)
 
 	renewed, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
 	require.NoError(t, err)
@@ -520,7 +521,7 @@ func testLeases(t *testing.T, s fleet.Store) {
 		wg.Go(func() {
 			if _, err := s.AcquireLease(ctx(t), "general", fmt.Sprintf("r-%d", i), time.Hour); err == nil {
 				wins.Add(1)
-			} else if !errors.Is(err, fleet.ErrLeaseHeld) {
+			} else if !errors.Is(err, lease.ErrHeld) {
 				t.Errorf("unexpected error: %v", err)
 			}
 		})
@@ -537,20 +538,20 @@ func testFencing(t *testing.T, s fleet.Store) {
 	require.NoError(t, err, "a write under the current token")
 	assert.Equal(t, fleet.StatusAccepted, got.Status)
 
-	var next fleet.Lease
+	var next lease.Lease
 	require.Eventually(t, func() bool {
 		next, err = s.AcquireLease(ctx(t), "accepted", "replica-b", time.Hour)
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond)
 
 	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: old.Fence()})
-	require.ErrorIs(t, err, fleet.ErrStaleFence, "the deposed holder's late write is rejected")
-	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: fleet.Fence{Lease: "nosuch", Token: 1}})
-	require.ErrorIs(t, err, fleet.ErrStaleFence)
+	require.ErrorIs(t, err, lease.ErrStaleFence, "the deposed holder's late write is rejected")
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: lease.Fence{Lease: "nosuch", Token: 1}})
+	require.ErrorIs(t, err, lease.ErrStaleFence)
 	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: next.Fence()})
 	require.NoError(t, err)
 
 	require.NoError(t, s.CreateCluster(ctx(t), cluster.Cluster{ID: "c1", Status: cluster.Accepted}))
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning, Fence: old.Fence()})
-	require.ErrorIs(t, err, fleet.ErrStaleFence)
+	_, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning, Fence: old.Fence()})
+	require.ErrorIs(t, err, lease.ErrStaleFence)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/internal/sqlstore"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/internal/pgtest"
@@ -186,7 +187,7 @@ func TestGroupCommitOutcomes(t *testing.T) {
 				require.ErrorIs(t, err, fleet.ErrNotFound)
 			}},
 			{"stale fence", fleet.Update{ID: insts[3].ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: old.Fence()}, nil, func(t *testing.T, _ fleet.Instance, err error) {
-				require.ErrorIs(t, err, fleet.ErrStaleFence)
+				require.ErrorIs(t, err, lease.ErrStaleFence)
 			}},
 			{"current fence", fleet.Update{ID: insts[4].ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: cur.Fence()}, nil, func(t *testing.T, inst fleet.Instance, err error) {
 				require.NoError(t, err)

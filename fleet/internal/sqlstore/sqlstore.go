@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -665,7 +666,7 @@ func (s *Store) updateErr(ctx context.Context, q conn, u fleet.Update, err error
 	case cur.Status != u.From:
 		return &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
 	default:
-		return fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
+		return fmt.Errorf("%w: lease %s token %d", lease.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
 	}
 }
 
@@ -753,7 +754,7 @@ func (s *Store) ListClusters(ctx context.Context) ([]cluster.Cluster, error) {
 }
 
 // UpdateCluster implements fleet.Store.
-func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (cluster.Cluster, error) {
+func (s *Store) UpdateCluster(ctx context.Context, u cluster.Update) (cluster.Cluster, error) {
 	to := u.To
 	if to == "" {
 		to = u.From
@@ -790,22 +791,22 @@ func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (clust
 	case cur.Status != u.From:
 		return c, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
 	default:
-		return c, fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
+		return c, fmt.Errorf("%w: lease %s token %d", lease.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
 	}
 }
 
 // AcquireLease implements fleet.Store.
-func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error) {
 	if name == "" || holder == "" || ttl <= 0 {
-		return fleet.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
+		return lease.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fleet.Lease{}, fmt.Errorf("%s: acquire lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: acquire lease: %w", s.d.Name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	t := now()
-	l := fleet.Lease{Name: name, Holder: holder, ExpiresAt: t.Add(ttl)}
+	l := lease.Lease{Name: name, Holder: holder, ExpiresAt: t.Add(ttl)}
 	var (
 		curHolder  string
 		curToken   int64
@@ -819,32 +820,32 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 		l.Token = 1
 		res, err = tx.ExecContext(ctx, s.q(`INSERT INTO leases (name, holder, token, expires_at) VALUES (?, ?, 1, ?) ON CONFLICT (name) DO NOTHING`), name, holder, l.ExpiresAt)
 	case err != nil:
-		return fleet.Lease{}, fmt.Errorf("%s: read lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: read lease: %w", s.d.Name, err)
 	case curHolder == holder:
 		// Renewal, re-checked in the write: still ours, same token.
 		l.Token = curToken
 		res, err = tx.ExecContext(ctx, s.q(`UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?`), l.ExpiresAt, name, holder, curToken)
 	case curExpires.After(t):
-		return fleet.Lease{}, fmt.Errorf("%w: %s held by %s until %s", fleet.ErrLeaseHeld, name, curHolder, curExpires.UTC().Format(time.RFC3339Nano))
+		return lease.Lease{}, fmt.Errorf("%w: %s held by %s until %s", lease.ErrHeld, name, curHolder, curExpires.UTC().Format(time.RFC3339Nano))
 	default:
 		// Take-over of an expired lease: a new token fences the old holder.
 		l.Token = curToken + 1
 		res, err = tx.ExecContext(ctx, s.q(`UPDATE leases SET holder = ?, token = ?, expires_at = ? WHERE name = ? AND token = ?`), holder, l.Token, l.ExpiresAt, name, curToken)
 	}
 	if err != nil {
-		return fleet.Lease{}, fmt.Errorf("%s: write lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: write lease: %w", s.d.Name, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fleet.Lease{}, fmt.Errorf("%w: %s changed concurrently", fleet.ErrLeaseHeld, name)
+		return lease.Lease{}, fmt.Errorf("%w: %s changed concurrently", lease.ErrHeld, name)
 	}
 	if err := tx.Commit(); err != nil {
-		return fleet.Lease{}, fmt.Errorf("%s: commit lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: commit lease: %w", s.d.Name, err)
 	}
 	return l, nil
 }
 
 // ReleaseLease implements fleet.Store.
-func (s *Store) ReleaseLease(ctx context.Context, l fleet.Lease) error {
+func (s *Store) ReleaseLease(ctx context.Context, l lease.Lease) error {
 	_, err := s.db.ExecContext(ctx, s.q(`UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?`), time.Unix(0, 0).UTC(), l.Name, l.Holder, l.Token)
 	if err != nil {
 		return fmt.Errorf("%s: release lease: %w", s.d.Name, err)
