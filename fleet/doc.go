@@ -38,7 +38,7 @@
 // expires trials and deprovisions denied owners (Options.Denied); a
 // cluster job drives clusters through a cluster.Provider.
 //
-// The statuses and their allowed transitions are data (Transitions);
+// The statuses and their allowed transitions are data (CheckTransition);
 // stores refuse any other change. Every status change is a
 // compare-and-swap in the store, a lost swap a *ConflictError; names are
 // unique among the live instances of an owner's scope (organisation, else

@@ -38,7 +38,10 @@ func transitions[S Status | cluster.Status]() map[S][]S {
 	return t.(map[S][]S)
 }
 
-// CheckTransition returns a *TransitionError unless from → to is allowed.
+// CheckTransition returns a *TransitionError unless from → to is allowed
+// for an instance (S is Status) or a cluster (S is cluster.Status): the
+// single source of truth every Store enforces. A write that keeps a known
+// status (from == to) is always allowed.
 func CheckTransition[S Status | cluster.Status](from, to S) error {
 	next, known := transitions[S]()[from]
 	if (from == to && known) || slices.Contains(next, to) {

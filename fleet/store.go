@@ -78,7 +78,7 @@ type SharedStore interface {
 type Update struct {
 	ID string
 	// From is the status the row must have; To the status it gets ("" means
-	// From). The change must be allowed by Transitions.
+	// From). The change must pass CheckTransition.
 	From, To Status
 	// Non-nil fields are written.
 	ClusterID    *string
