@@ -4,38 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 )
-
-// ClusterProvider creates and deletes data plane clusters. The cluster
-// worker calls it; every method is idempotent, safe for concurrent use and
-// may block on I/O. An error wrapped by TerminalError fails the cluster.
-type ClusterProvider interface {
-	// Create starts creating c (cluster_accepted → cluster_provisioning).
-	Create(ctx context.Context, c Cluster) error
-	// Ready reports whether c is provisioned (→ cluster_provisioned).
-	Ready(ctx context.Context, c Cluster) (bool, error)
-	// Delete removes c and reports whether it is gone (deprovisioning →
-	// cleanup).
-	Delete(ctx context.Context, c Cluster) (bool, error)
-}
-
-// FleetshardChecker is the optional interface of a ClusterProvider that
-// knows when the cluster's operator is up (waiting_for_fleetshard_operator
-// → ready). Without it the cluster is ready once terraformed.
-type FleetshardChecker interface {
-	FleetshardReady(ctx context.Context, c Cluster) (bool, error)
-}
 
 // clusterWorker drives every cluster through its statuses, one step per
 // pass. It is level-based: each pass reads the clusters and moves each one
 // as far as its provider allows.
 type clusterWorker struct {
 	st        Store
-	provider  ClusterProvider
-	terraform []func(context.Context, Cluster) (bool, error)
+	provider  cluster.Provider
+	terraform []func(context.Context, cluster.Cluster) (bool, error)
 }
 
-func (w *clusterWorker) pass(ctx context.Context, fence Fence) error {
+func (w *clusterWorker) pass(ctx context.Context, fence lease.Fence) error {
 	clusters, err := w.st.ListClusters(ctx)
 	if err != nil {
 		return err
@@ -49,7 +32,7 @@ func (w *clusterWorker) pass(ctx context.Context, fence Fence) error {
 	return errors.Join(errs...)
 }
 
-func (w *clusterWorker) step(ctx context.Context, fence Fence, c Cluster) error {
+func (w *clusterWorker) step(ctx context.Context, fence lease.Fence, c cluster.Cluster) error {
 	for {
 		next, err := w.next(ctx, c)
 		if err != nil {
@@ -57,13 +40,13 @@ func (w *clusterWorker) step(ctx context.Context, fence Fence, c Cluster) error 
 				return err
 			}
 			reason := err.Error()
-			_, uerr := w.st.UpdateCluster(ctx, ClusterUpdate{ID: c.ID, From: c.Status, To: ClusterFailed, FailedReason: &reason, Fence: fence})
+			_, uerr := w.st.UpdateCluster(ctx, cluster.Update{ID: c.ID, From: c.Status, To: cluster.Failed, FailedReason: &reason, Fence: fence})
 			return uerr
 		}
 		if next == c.Status {
 			return nil
 		}
-		c, err = w.st.UpdateCluster(ctx, ClusterUpdate{ID: c.ID, From: c.Status, To: next, Fence: fence})
+		c, err = w.st.UpdateCluster(ctx, cluster.Update{ID: c.ID, From: c.Status, To: next, Fence: fence})
 		if err != nil {
 			if errors.Is(err, ErrConflict) {
 				return nil // someone moved it; the next pass sees where
@@ -74,36 +57,36 @@ func (w *clusterWorker) step(ctx context.Context, fence Fence, c Cluster) error 
 }
 
 // next returns the status c can move to now (c.Status: none).
-func (w *clusterWorker) next(ctx context.Context, c Cluster) (ClusterStatus, error) {
+func (w *clusterWorker) next(ctx context.Context, c cluster.Cluster) (cluster.Status, error) {
 	switch c.Status {
-	case ClusterAccepted:
+	case cluster.Accepted:
 		if err := w.provider.Create(ctx, c); err != nil {
 			return c.Status, err
 		}
-		return ClusterProvisioning, nil
-	case ClusterProvisioning:
+		return cluster.Provisioning, nil
+	case cluster.Provisioning:
 		ok, err := w.provider.Ready(ctx, c)
 		if err != nil || !ok {
 			return c.Status, err
 		}
-		return ClusterProvisioned, nil
-	case ClusterProvisioned:
+		return cluster.Provisioned, nil
+	case cluster.Provisioned:
 		for _, step := range w.terraform {
 			done, err := step(ctx, c)
 			if err != nil || !done {
 				return c.Status, err
 			}
 		}
-		return ClusterWaitingForFleetshard, nil
-	case ClusterWaitingForFleetshard:
-		if fc, ok := w.provider.(FleetshardChecker); ok {
+		return cluster.WaitingForFleetshard, nil
+	case cluster.WaitingForFleetshard:
+		if fc, ok := w.provider.(cluster.FleetshardChecker); ok {
 			ready, err := fc.FleetshardReady(ctx, c)
 			if err != nil || !ready {
 				return c.Status, err
 			}
 		}
-		return ClusterReady, nil
-	case ClusterDeprovisioning:
+		return cluster.Ready, nil
+	case cluster.Deprovisioning:
 		_, live, err := w.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1})
 		if err != nil || live > 0 {
 			return c.Status, err // wait until its instances are gone
@@ -112,7 +95,7 @@ func (w *clusterWorker) next(ctx context.Context, c Cluster) (ClusterStatus, err
 		if err != nil || !gone {
 			return c.Status, err
 		}
-		return ClusterCleanup, nil
+		return cluster.Cleanup, nil
 	default:
 		return c.Status, nil
 	}

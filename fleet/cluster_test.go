@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
@@ -25,21 +26,21 @@ type slowProvider struct {
 	deleted    atomic.Int32
 }
 
-func (p *slowProvider) Ready(ctx context.Context, c fleet.Cluster) (bool, error) {
+func (p *slowProvider) Ready(ctx context.Context, c cluster.Cluster) (bool, error) {
 	return p.checks.Add(1) > 2, nil
 }
 
-func (p *slowProvider) FleetshardReady(context.Context, fleet.Cluster) (bool, error) {
+func (p *slowProvider) FleetshardReady(context.Context, cluster.Cluster) (bool, error) {
 	return p.operatorUp.Load(), nil
 }
 
-func (p *slowProvider) Delete(ctx context.Context, c fleet.Cluster) (bool, error) {
+func (p *slowProvider) Delete(ctx context.Context, c cluster.Cluster) (bool, error) {
 	p.deleted.Add(1)
 	return true, nil
 }
 
 // clusterStatus returns the cluster's status, "" before it exists.
-func clusterStatus(t *testing.T, st fleet.Store, id string) fleet.ClusterStatus {
+func clusterStatus(t *testing.T, st fleet.Store, id string) cluster.Status {
 	t.Helper()
 	c, err := st.GetCluster(context.Background(), id)
 	if errors.Is(err, fleet.ErrNotFound) {
@@ -54,8 +55,8 @@ func TestClusterLifecycle(t *testing.T) {
 	p := &slowProvider{}
 	var terraformed atomic.Int32
 	svc, err := fleet.New(st, fleet.Options{
-		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), ClusterProvider: p,
-		Terraform: []func(context.Context, fleet.Cluster) (bool, error){func(context.Context, fleet.Cluster) (bool, error) {
+		Kind: fleet.Dinosaur, Clusters: cluster.Defaults(), ClusterProvider: p,
+		Terraform: []func(context.Context, cluster.Cluster) (bool, error){func(context.Context, cluster.Cluster) (bool, error) {
 			return terraformed.Add(1) > 1, nil // done on the second pass
 		}},
 		Interval: 20 * time.Millisecond, RetryInterval: 10 * time.Millisecond,
@@ -66,7 +67,7 @@ func TestClusterLifecycle(t *testing.T) {
 	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == fleet.ClusterWaitingForFleetshard }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == cluster.WaitingForFleetshard }, 10*time.Second, 5*time.Millisecond)
 	assert.GreaterOrEqual(t, p.checks.Load(), int32(3))
 	assert.GreaterOrEqual(t, terraformed.Load(), int32(2))
 
@@ -78,32 +79,32 @@ func TestClusterLifecycle(t *testing.T) {
 	require.Eventually(t, func() bool { return status(t, st, inst.ID) == fleet.StatusReady }, 10*time.Second, 5*time.Millisecond)
 
 	// Deprovisioning waits for the cluster's instances to go.
-	_, err = st.UpdateCluster(context.Background(), fleet.ClusterUpdate{ID: "local", From: fleet.ClusterReady, To: fleet.ClusterDeprovisioning})
+	_, err = st.UpdateCluster(context.Background(), cluster.Update{ID: "local", From: cluster.Ready, To: cluster.Deprovisioning})
 	require.NoError(t, err)
 	require.Never(t, func() bool { return p.deleted.Load() > 0 }, 200*time.Millisecond, 10*time.Millisecond)
 	_, err = svc.Store().UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusReady, To: fleet.StatusDeprovision})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == fleet.ClusterCleanup }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == cluster.Cleanup }, 10*time.Second, 5*time.Millisecond)
 	assert.Equal(t, int32(1), p.deleted.Load())
 }
 
 // failingProvider cannot create clusters.
 type failingProvider struct{ inmem.ClusterProvider }
 
-func (*failingProvider) Create(context.Context, fleet.Cluster) error {
+func (*failingProvider) Create(context.Context, cluster.Cluster) error {
 	return fleet.TerminalError(errors.New("quota exceeded in the cloud account"))
 }
 
 func TestClusterProviderTerminalError(t *testing.T) {
 	st := memStore(t)
-	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(),
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: cluster.Defaults(),
 		ClusterProvider: &failingProvider{}, Interval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == fleet.ClusterFailed }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return clusterStatus(t, st, "local") == cluster.Failed }, 10*time.Second, 5*time.Millisecond)
 	c, err := st.GetCluster(context.Background(), "local")
 	require.NoError(t, err)
 	assert.Equal(t, "quota exceeded in the cloud account", c.FailedReason)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 )
 
 // The defaults of Options.DataPlane, Resources and ClusterProvider: the
@@ -73,6 +75,6 @@ func (noResources) Remove(context.Context, Instance) error { return nil }
 // deleted at once.
 type readyClusters struct{}
 
-func (readyClusters) Create(context.Context, Cluster) error         { return nil }
-func (readyClusters) Ready(context.Context, Cluster) (bool, error)  { return true, nil }
-func (readyClusters) Delete(context.Context, Cluster) (bool, error) { return true, nil }
+func (readyClusters) Create(context.Context, cluster.Cluster) error         { return nil }
+func (readyClusters) Ready(context.Context, cluster.Cluster) (bool, error)  { return true, nil }
+func (readyClusters) Delete(context.Context, cluster.Cluster) (bool, error) { return true, nil }

@@ -3,17 +3,20 @@
 // examples/fleet-manager. This package is the domain and the engine; its
 // REST API, its stores and its policies are subpackages:
 //
-//	fleet            Instance, Status, Kind, Cluster; the Store contract;
+//	fleet            Instance, Status, Kind; the Store contract;
 //	                 the Service that runs the workers (New, Run); the
 //	                 extension points DataPlane, ExternalResources,
-//	                 ClusterProvider, Placement; the sentinel errors
+//	                 Placement; the sentinel errors
+//	fleet/cluster    data plane clusters: Cluster, its statuses, the
+//	                 Provider that creates them (Options.ClusterProvider)
+//	fleet/lease      leader leases and fencing tokens (lease.Fence)
 //	fleet/httpapi    the REST API of a Service (kas-fleet-manager's shape,
 //	                 its error codes, its OpenAPI document)
 //	fleet/auth       who calls the API: JWT (HS256, RS256, JWKS)
 //	fleet/quota      quota list and deny list files
 //	fleet/search     the list API's filter language
 //	fleet/sqlite     the embedded Store; fleet/postgres the shared one
-//	fleet/inmem      in-memory Store, DataPlane, Resources, ClusterProvider
+//	fleet/inmem      in-memory Store, DataPlane, Resources, cluster.Provider
 //	fleet/dataplane  instances as machines (a machines.Provider per cluster)
 //	fleet/storetest  the suites every Store passes; fleet/fleettest an API
 //	                 client for tests
@@ -33,9 +36,9 @@
 // ready reports an instance that stops running in its failed_reason,
 // deprovision and deleting undo it all. A general job counts statuses,
 // expires trials and deprovisions denied owners (Options.Denied); a
-// cluster job drives clusters through a ClusterProvider.
+// cluster job drives clusters through a cluster.Provider.
 //
-// The statuses and their allowed transitions are data (Transitions);
+// The statuses and their allowed transitions are data (CheckTransition);
 // stores refuse any other change. Every status change is a
 // compare-and-swap in the store, a lost swap a *ConflictError; names are
 // unique among the live instances of an owner's scope (organisation, else
@@ -51,7 +54,7 @@
 // every instance: with a data plane per replica, split leaders would start
 // each instance twice), every worker
 // write carries the lease's fencing token (a deposed leader's late write
-// fails with ErrStaleFence), and a replica that cannot renew stops its
+// fails with lease.ErrStaleFence), and a replica that cannot renew stops its
 // worker a quarter TTL before the lease can be taken. The data plane is
 // converged to the database: a sweep (DataPlane's optional Sweeper), on
 // every replica, removes what no live row owns.
@@ -62,7 +65,7 @@
 // lease term. Writes through Service.Store (the API's and the workers')
 // enqueue the instance in the worker of its new status at once, with the
 // row as written. Every Interval a worker also lists its status
-// (MaxPageSize rows a page, oldest first) to pick up changes made by other
+// (1000 rows a page, oldest first) to pick up changes made by other
 // replicas. Errors are retried with a per-instance backoff; an instance
 // that outstays its status's timeout is looked at again at its deadline
 // and failed then. Stores write concurrent status changes together
@@ -80,7 +83,7 @@
 //
 //	st, err := sqlite.Open(ctx, "fleet.db")
 //	if err != nil { ... }
-//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters()})
+//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: cluster.Defaults()})
 //	if err != nil { ... }
 //	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 //	if err != nil { ... }

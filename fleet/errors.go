@@ -19,18 +19,11 @@ var (
 	// instance records: a host is never recorded twice (the store's
 	// unique index), so that a stale host never reaches another tenant.
 	ErrHostTaken = errors.New("fleet: host recorded by another instance")
-	// ErrExists means a cluster with the ID already exists.
-	ErrExists = errors.New("fleet: already exists")
 	// ErrConflict is matched by every *ConflictError: a compare-and-swap
 	// status update found another status.
 	ErrConflict = errors.New("fleet: status changed concurrently")
 	// ErrIllegalTransition is matched by every *TransitionError.
 	ErrIllegalTransition = errors.New("fleet: illegal status transition")
-	// ErrStaleFence means a worker write carried a fencing token that is no
-	// longer the lease's current one: its writer was deposed.
-	ErrStaleFence = errors.New("fleet: stale fencing token")
-	// ErrLeaseHeld means another holder owns an unexpired lease.
-	ErrLeaseHeld = errors.New("fleet: lease held by another replica")
 	// ErrInvalid wraps every validation failure of a request or a value.
 	ErrInvalid = errors.New("fleet: invalid")
 	// ErrNoCapacity means no cluster can take the instance now.

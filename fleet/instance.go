@@ -52,23 +52,6 @@ func scopeOf(owner, organisation string) string {
 	return "user:" + owner
 }
 
-// Cluster is a data plane cluster that hosts instances.
-type Cluster struct {
-	ID            string
-	CloudProvider string
-	Region        string
-	MultiAZ       bool
-	Status        ClusterStatus
-	FailedReason  string
-	// InstanceTypes it accepts; empty means any.
-	InstanceTypes []string
-	// Capacity in units (see Options.Units); 0 means unlimited.
-	Capacity    int
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	StatusSince time.Time
-}
-
 // xidEncoding is the alphabet of xid (base32hex, lower case).
 var xidEncoding = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 )
 
 func TestTransitions(t *testing.T) {
@@ -47,12 +48,12 @@ func TestTransitions(t *testing.T) {
 			assert.True(t, to.Valid(), "%s -> %s", from, to)
 		}
 	}
-	for from, tos := range fleet.Transitions[fleet.ClusterStatus]() {
+	for from, tos := range fleet.Transitions[cluster.Status]() {
 		for _, to := range tos {
 			assert.NoError(t, fleet.CheckTransition(from, to))
 		}
 	}
-	assert.ErrorIs(t, fleet.CheckTransition(fleet.ClusterAccepted, fleet.ClusterReady), fleet.ErrIllegalTransition)
+	assert.ErrorIs(t, fleet.CheckTransition(cluster.Accepted, cluster.Ready), fleet.ErrIllegalTransition)
 }
 
 func TestNewID(t *testing.T) {
@@ -76,4 +77,10 @@ func TestKind(t *testing.T) {
 	assert.Equal(t, "/api/kafkas_mgmt/v1", fleet.Kafka.BasePath())
 	_, err = fleet.Kind{Name: "Bad Name"}.Normalize()
 	assert.ErrorIs(t, err, fleet.ErrInvalid)
+}
+
+func TestQueryPageSize(t *testing.T) {
+	for size, want := range map[int]int{-1: 0, 0: 100, 1: 1, 1000: 1000, 1001: 1000} {
+		assert.Equal(t, want, fleet.Query{Size: size}.PageSize(), "Size %d", size)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
@@ -20,7 +21,7 @@ import (
 func TestWorkerEngineMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
-		svc, err := fleet.New(inmem.NewStore(), fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), Registerer: reg})
+		svc, err := fleet.New(inmem.NewStore(), fleet.Options{Kind: fleet.Dinosaur, Clusters: cluster.Defaults(), Registerer: reg})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup

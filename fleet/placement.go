@@ -3,13 +3,9 @@ package fleet
 import (
 	"fmt"
 	"slices"
-)
 
-// ClusterUsage is a cluster and the capacity units its live instances use.
-type ClusterUsage struct {
-	Cluster
-	Used int
-}
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+)
 
 // Placement chooses the cluster of an instance. It is a pure function of
 // its inputs, called by the accepted worker under a lock, so it need not be
@@ -17,7 +13,7 @@ type ClusterUsage struct {
 type Placement interface {
 	// Place returns the ID of the cluster for inst, which needs units
 	// capacity units, among clusters; ErrNoCapacity when none fits.
-	Place(inst Instance, units int, clusters []ClusterUsage) (string, error)
+	Place(inst Instance, units int, clusters []cluster.Usage) (string, error)
 }
 
 // firstReady is the default Placement, the original's: the first cluster
@@ -28,7 +24,7 @@ type firstReady struct{}
 var _ Placement = firstReady{}
 
 // Place implements Placement.
-func (firstReady) Place(inst Instance, units int, clusters []ClusterUsage) (string, error) {
+func (firstReady) Place(inst Instance, units int, clusters []cluster.Usage) (string, error) {
 	for _, c := range clusters {
 		if fits(c, inst, units) {
 			return c.ID, nil
@@ -38,8 +34,8 @@ func (firstReady) Place(inst Instance, units int, clusters []ClusterUsage) (stri
 }
 
 // fits reports whether the instance could go to c now.
-func fits(c ClusterUsage, inst Instance, units int) bool {
-	return c.Status == ClusterReady &&
+func fits(c cluster.Usage, inst Instance, units int) bool {
+	return c.Status == cluster.Ready &&
 		c.CloudProvider == inst.CloudProvider &&
 		c.Region == inst.Region &&
 		c.MultiAZ == inst.MultiAZ &&

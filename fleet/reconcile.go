@@ -5,13 +5,15 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetkit/fleet/lease"
 )
 
 // request names the instance a reconciler converges and the fencing token
 // its writes must carry (zero when no leader election runs).
 type request struct {
 	ID    string
-	Fence Fence
+	Fence lease.Fence
 	// Instance, when set, is the row as this process just wrote it (the
 	// write that woke the worker), so the reconciler may skip reading it.
 	// It is a snapshot: a compare-and-swap based on it fails if the row

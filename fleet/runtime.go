@@ -8,11 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/internal/reconcile"
 )
 
 // defaultBatch is how many instances of a status one list query reads.
-const defaultBatch = MaxPageSize
+const defaultBatch = maxPageSize
 
 // statusWorker runs a reconciler over the instances in one status.
 type statusWorker struct {
@@ -26,11 +27,11 @@ type statusWorker struct {
 	Reconciler reconciler
 	// Interval is the resync period: every instance in Status is looked at
 	// again at least this often, and changes made by other replicas are
-	// seen within it. 0 means DefaultInterval. Changes made in this process
+	// seen within it. 0 means five seconds. Changes made in this process
 	// wake the worker at once.
 	Interval time.Duration
 	// Concurrency bounds the Reconcile calls in flight; 0 means
-	// DefaultConcurrency.
+	// defaultConcurrency.
 	Concurrency int
 	// Timeout fails an instance that stays in Status longer (0: never),
 	// with TimeoutReason(instance) as its reason (nil: a generic text).
@@ -52,7 +53,13 @@ type job struct {
 	// holds, such as its own data plane's machines.
 	Everywhere bool
 	// Run does one pass; its writes carry fence.
-	Run func(ctx context.Context, fence Fence) error
+	Run func(ctx context.Context, fence lease.Fence) error
+}
+
+// leaseStore is the lease part of Store: all the runtime needs.
+type leaseStore interface {
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error)
+	ReleaseLease(ctx context.Context, l lease.Lease) error
 }
 
 // runtimeOptions configures a runtime.
@@ -65,10 +72,10 @@ type runtimeOptions struct {
 	// Leases enables leader election: each worker and job runs only while
 	// this replica holds the lease of its name. Nil means no election (one
 	// replica); writes then carry no fence.
-	Leases LeaseStore
+	Leases leaseStore
 	// Holder identifies this replica in leases; "" means a random ID.
 	Holder string
-	// LeaseTTL is the lease duration (0: DefaultLeaseTTL). It is renewed
+	// LeaseTTL is the lease duration (0: defaultLeaseTTL). It is renewed
 	// every third of it; a replica that cannot renew stops its workers a
 	// quarter TTL before the lease can expire elsewhere.
 	LeaseTTL time.Duration
@@ -105,7 +112,7 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 		opts.Holder = NewID()
 	}
 	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
+		opts.LeaseTTL = defaultLeaseTTL
 	}
 	log := opts.Logger
 	if log == nil {
@@ -131,10 +138,10 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 			w.Lease = w.Name
 		}
 		if w.Interval <= 0 {
-			w.Interval = DefaultInterval
+			w.Interval = defaultInterval
 		}
 		if w.Concurrency <= 0 {
-			w.Concurrency = DefaultConcurrency
+			w.Concurrency = defaultConcurrency
 		}
 		if w.BaseBackoff < 0 || w.MaxBackoff < 0 || (w.MaxBackoff > 0 && w.MaxBackoff < w.BaseBackoff) {
 			return nil, fmt.Errorf("%w: worker %s: backoff %s..%s", ErrInvalid, w.Name, w.BaseBackoff, w.MaxBackoff)
@@ -154,7 +161,7 @@ func newRuntime(st Store, workers []statusWorker, jobs []job, opts runtimeOption
 		}
 		names[j.Name] = true
 		if j.Interval <= 0 {
-			jobs[i].Interval = DefaultInterval
+			jobs[i].Interval = defaultInterval
 		}
 	}
 	return &runtime{st: st, workers: ws, jobs: jobs, opts: opts, log: log, m: m}, nil
@@ -173,11 +180,11 @@ func (r *runtime) Run(ctx context.Context) error {
 		}
 		byLease[w.Lease] = append(byLease[w.Lease], w)
 	}
-	for _, lease := range leases {
+	for _, name := range leases {
 		wg.Go(func() {
-			r.lead(ctx, lease, func(ctx context.Context, f Fence) {
+			r.lead(ctx, name, func(ctx context.Context, f lease.Fence) {
 				var group sync.WaitGroup
-				for _, w := range byLease[lease] {
+				for _, w := range byLease[name] {
 					group.Go(func() { r.runWorker(ctx, w, f) })
 				}
 				group.Wait()
@@ -187,10 +194,10 @@ func (r *runtime) Run(ctx context.Context) error {
 	for _, j := range r.jobs {
 		wg.Go(func() {
 			if j.Everywhere {
-				r.runJob(ctx, j, Fence{})
+				r.runJob(ctx, j, lease.Fence{})
 				return
 			}
-			r.lead(ctx, j.Name, func(ctx context.Context, f Fence) { r.runJob(ctx, j, f) })
+			r.lead(ctx, j.Name, func(ctx context.Context, f lease.Fence) { r.runJob(ctx, j, f) })
 		})
 	}
 	wg.Wait()
@@ -199,9 +206,9 @@ func (r *runtime) Run(ctx context.Context) error {
 
 // lead runs fn while this replica holds the lease name (or always without
 // election). fn must return soon after its context is done.
-func (r *runtime) lead(ctx context.Context, name string, fn func(context.Context, Fence)) {
+func (r *runtime) lead(ctx context.Context, name string, fn func(context.Context, lease.Fence)) {
 	if r.opts.Leases == nil {
-		fn(ctx, Fence{})
+		fn(ctx, lease.Fence{})
 		return
 	}
 	ttl := r.opts.LeaseTTL
@@ -210,7 +217,7 @@ func (r *runtime) lead(ctx context.Context, name string, fn func(context.Context
 		start := time.Now()
 		l, err := r.opts.Leases.AcquireLease(ctx, name, r.opts.Holder, ttl)
 		if err != nil {
-			if !errors.Is(err, ErrLeaseHeld) && ctx.Err() == nil {
+			if !errors.Is(err, lease.ErrHeld) && ctx.Err() == nil {
 				r.log.Warn("fleet: acquire lease", "lease", name, "err", err)
 			}
 			sleep(ctx, renewEvery)
@@ -242,7 +249,7 @@ func (r *runtime) lead(ctx context.Context, name string, fn func(context.Context
 				switch {
 				case err == nil && nl.Token == l.Token:
 					deadline.Reset(time.Until(start.Add(ttl - margin)))
-				case err == nil || errors.Is(err, ErrLeaseHeld):
+				case err == nil || errors.Is(err, lease.ErrHeld):
 					r.log.Warn("fleet: lease lost", "lease", name)
 					break held
 				default:
@@ -274,7 +281,7 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (r *runtime) runJob(ctx context.Context, j job, fence Fence) {
+func (r *runtime) runJob(ctx context.Context, j job, fence lease.Fence) {
 	t := time.NewTicker(j.Interval)
 	defer t.Stop()
 	for {
@@ -292,7 +299,7 @@ func (r *runtime) runJob(ctx context.Context, j job, fence Fence) {
 // runWorker runs w as one reconcile engine for as long as ctx lives (the
 // lease term): keys are instance IDs, the notifier's wake-ups enqueue them
 // and a paged list of the status resyncs them every Interval.
-func (r *runtime) runWorker(ctx context.Context, w statusWorker, fence Fence) {
+func (r *runtime) runWorker(ctx context.Context, w statusWorker, fence lease.Fence) {
 	sub, unsubscribe := r.opts.Notifier.Subscribe(w.Status)
 	defer unsubscribe()
 	var e *reconcile.Engine
@@ -346,7 +353,7 @@ func (r *runtime) list(ctx context.Context, status Status) ([]string, error) {
 // reconcileOne is one pass of w over the instance id: it fails the
 // instance once it has stayed in the status past w.Timeout, else calls
 // the reconciler and maps its outcome onto the engine's.
-func (r *runtime) reconcileOne(ctx context.Context, w statusWorker, fence Fence, e *reconcile.Engine, sub *subscription, id string) (reconcile.Result, error) {
+func (r *runtime) reconcileOne(ctx context.Context, w statusWorker, fence lease.Fence, e *reconcile.Engine, sub *subscription, id string) (reconcile.Result, error) {
 	req := request{ID: id, Fence: fence}
 	if inst, ok := sub.take(id); ok {
 		req.Instance = &inst
@@ -397,7 +404,7 @@ func (r *runtime) reconcileOne(ctx context.Context, w statusWorker, fence Fence,
 }
 
 // timeout fails inst, which stayed in w.Status past w.Timeout.
-func (r *runtime) timeout(ctx context.Context, w statusWorker, fence Fence, inst Instance) error {
+func (r *runtime) timeout(ctx context.Context, w statusWorker, fence lease.Fence, inst Instance) error {
 	reason := fmt.Sprintf("%s timed out in status %s after %s", inst.ID, inst.Status, w.Timeout)
 	if w.TimeoutReason != nil {
 		reason = w.TimeoutReason(inst)
@@ -411,7 +418,7 @@ func (r *runtime) timeout(ctx context.Context, w statusWorker, fence Fence, inst
 
 // fail moves the instance id from the worker's status to failed with
 // reason.
-func (r *runtime) fail(ctx context.Context, w statusWorker, fence Fence, id string, reason string) error {
+func (r *runtime) fail(ctx context.Context, w statusWorker, fence lease.Fence, id string, reason string) error {
 	_, err := r.st.UpdateInstance(ctx, Update{ID: id, From: w.Status, To: StatusFailed, FailedReason: &reason, Fence: fence})
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 		r.log.Warn("fleet: fail instance", "worker", w.Name, "id", id, "reason", reason, "err", err)

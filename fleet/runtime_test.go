@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/inmem"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/fleet/storetest"
 )
@@ -207,18 +208,24 @@ func TestRuntimeBoundsConcurrency(t *testing.T) {
 	})
 }
 
+// leaseStore is the lease part of fleet.Store.
+type leaseStore interface {
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error)
+	ReleaseLease(ctx context.Context, l lease.Lease) error
+}
+
 // flakyLeases fails every lease call while fail is set: a replica cut off
 // from the database.
 type flakyLeases struct {
-	fleet.LeaseStore
+	leaseStore
 	fail atomic.Bool
 }
 
-func (f *flakyLeases) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+func (f *flakyLeases) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error) {
 	if f.fail.Load() {
-		return fleet.Lease{}, errors.New("connection refused")
+		return lease.Lease{}, errors.New("connection refused")
 	}
-	return f.LeaseStore.AcquireLease(ctx, name, holder, ttl)
+	return f.leaseStore.AcquireLease(ctx, name, holder, ttl)
 }
 
 // runLog records which replica's job ran when, under which token.
@@ -234,7 +241,7 @@ type jobRun struct {
 }
 
 func (l *runLog) job(holder string) fleet.Job {
-	return fleet.Job{Name: "dinosaur/general", Interval: 5 * time.Millisecond, Run: func(ctx context.Context, f fleet.Fence) error {
+	return fleet.Job{Name: "dinosaur/general", Interval: 5 * time.Millisecond, Run: func(ctx context.Context, f lease.Fence) error {
 		r := jobRun{holder: holder, token: f.Token, start: time.Now()}
 		r.end = time.Now()
 		l.mu.Lock()
@@ -275,7 +282,7 @@ func TestLeaderElection(t *testing.T) {
 		st := inmem.NewStore() // the database the replicas share
 		const ttl = 600 * time.Millisecond
 		log := &runLog{}
-		leasesA := &flakyLeases{LeaseStore: st}
+		leasesA := &flakyLeases{leaseStore: st}
 		rtA, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("a")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: leasesA, Holder: "a", LeaseTTL: ttl})
 		require.NoError(t, err)
 		rtB, err := fleet.NewRuntime(st, nil, []fleet.Job{log.job("b")}, fleet.RuntimeOptions{Kind: "dinosaur", Leases: st, Holder: "b", LeaseTTL: ttl})
@@ -331,7 +338,7 @@ func TestWorkersShareALease(t *testing.T) {
 		st := inmem.NewStore()
 		var (
 			mu     sync.Mutex
-			fences = map[fleet.Status]fleet.Fence{}
+			fences = map[fleet.Status]lease.Fence{}
 		)
 		record := func(from, to fleet.Status) fleet.Reconciler {
 			next := move(st, from, to)

@@ -8,28 +8,24 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 )
 
-// DefaultClusters is one local cluster in the region of
-// httpapi.DefaultCloudProviders (aws, us-east-1).
-func DefaultClusters() []Cluster {
-	return []Cluster{{ID: "local", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: ClusterAccepted}}
-}
-
-// Defaults of Options (a zero field means its default) and of Query, and
-// the bound of Query.Size.
+// Defaults of Options (a zero field means its default; each field's
+// documentation says the value) and of Query, and the bound of Query.Size.
 const (
-	DefaultInterval    = 5 * time.Second  // Options.Interval
-	DefaultConcurrency = 4                // Options.Concurrency
-	DefaultLeaseTTL    = 15 * time.Second // Options.LeaseTTL
+	defaultInterval    = 5 * time.Second  // Options.Interval
+	defaultConcurrency = 4                // Options.Concurrency
+	defaultLeaseTTL    = 15 * time.Second // Options.LeaseTTL
 	// Per-status timeouts (the original's): Options.Timeouts.
-	DefaultAcceptedTimeout     = time.Hour
-	DefaultPreparingTimeout    = 5 * time.Minute
-	DefaultProvisioningTimeout = time.Hour
-	// DefaultPageSize is the page size when Query.Size is 0; MaxPageSize
+	defaultAcceptedTimeout     = time.Hour
+	defaultPreparingTimeout    = 5 * time.Minute
+	defaultProvisioningTimeout = time.Hour
+	// defaultPageSize is the page size when Query.Size is 0; maxPageSize
 	// bounds Query.Size.
-	DefaultPageSize = 100
-	MaxPageSize     = 1000
+	defaultPageSize = 100
+	maxPageSize     = 1000
 )
 
 // dataPlaneLease is the lease (after the kind's name) of the workers that
@@ -42,13 +38,13 @@ type Options struct {
 	Kind Kind
 
 	// Clusters are created at Run (existing IDs are kept as they are).
-	Clusters []Cluster
+	Clusters []cluster.Cluster
 	// ClusterProvider drives clusters; nil means clusters that need no
 	// provisioning (provisioned and deleted at once).
-	ClusterProvider ClusterProvider
+	ClusterProvider cluster.Provider
 	// Terraform installs what instances need on a provisioned cluster:
 	// the steps run in order, every pass, until all report done.
-	Terraform []func(ctx context.Context, c Cluster) (done bool, err error)
+	Terraform []func(ctx context.Context, c cluster.Cluster) (done bool, err error)
 	// DataPlane runs instances; nil means one that runs them nowhere: ready
 	// at once at a made-up host (fleet/inmem.DataPlane is the in-memory
 	// one with knobs, fleet/dataplane runs them as machines).
@@ -70,10 +66,10 @@ type Options struct {
 	// Timeouts fail an instance that stays longer in a status; nil means
 	// accepted 1h, preparing 5m, provisioning 1h. A zero entry: no timeout.
 	Timeouts map[Status]time.Duration
-	// Interval is the workers' resync interval (0: DefaultInterval);
+	// Interval is the workers' resync interval (0: five seconds);
 	// in-process changes wake workers at once.
 	Interval time.Duration
-	// Concurrency bounds each worker's reconciles (0: DefaultConcurrency).
+	// Concurrency bounds each worker's reconciles (0: 4).
 	// A worker drains about Concurrency instances per write latency, so to
 	// keep up with a flood of creates it should exceed the number of
 	// concurrent API clients; stores write concurrent updates together,
@@ -93,7 +89,7 @@ type Options struct {
 	// lease in the store; needed when several replicas share a database,
 	// so a store that says it is shared (SharedStore: fleet/postgres)
 	// turns it on whatever this says. Holder names this replica in the
-	// leases (""; a random ID); LeaseTTL is DefaultLeaseTTL when 0.
+	// leases (""; a random ID); LeaseTTL is 15 seconds when 0.
 	LeaderElection bool
 	Holder         string
 	LeaseTTL       time.Duration
@@ -150,11 +146,11 @@ func New(st Store, opts Options) (*Service, error) {
 	}
 	if opts.Timeouts == nil {
 		opts.Timeouts = map[Status]time.Duration{
-			StatusAccepted: DefaultAcceptedTimeout, StatusPreparing: DefaultPreparingTimeout, StatusProvisioning: DefaultProvisioningTimeout,
+			StatusAccepted: defaultAcceptedTimeout, StatusPreparing: defaultPreparingTimeout, StatusProvisioning: defaultProvisioningTimeout,
 		}
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = DefaultInterval
+		opts.Interval = defaultInterval
 	}
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = time.Second
@@ -267,9 +263,9 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 func (s *Service) Run(ctx context.Context) error {
 	for _, c := range s.opts.Clusters {
 		if c.Status == "" {
-			c.Status = ClusterAccepted
+			c.Status = cluster.Accepted
 		}
-		if err := s.st.CreateCluster(ctx, c); err != nil && !errors.Is(err, ErrExists) {
+		if err := s.st.CreateCluster(ctx, c); err != nil && !errors.Is(err, cluster.ErrExists) {
 			if ctx.Err() != nil {
 				return nil // stopped while starting
 			}

@@ -1,6 +1,10 @@
 package fleet
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+)
 
 // Status is the lifecycle state of an instance.
 type Status string
@@ -19,24 +23,27 @@ const (
 	StatusDeleting     Status = "deleting"
 )
 
-// Transitions lists, for every status of an instance (S is Status) or of a
-// cluster (S is ClusterStatus), the statuses it may move to. It is the
+// transitions lists, for every status of an instance (S is Status) or of a
+// cluster (S is cluster.Status), the statuses it may move to. It is the
 // single source of truth: stores refuse any other change. A write that
 // keeps a known status (From == To) is always allowed.
-func Transitions[S Status | ClusterStatus]() map[S][]S {
+func transitions[S Status | cluster.Status]() map[S][]S {
 	var t any
 	switch any(*new(S)).(type) {
 	case Status:
 		t = instanceTransitions()
-	case ClusterStatus:
-		t = clusterTransitions()
+	case cluster.Status:
+		t = cluster.Transitions()
 	}
 	return t.(map[S][]S)
 }
 
-// CheckTransition returns a *TransitionError unless from → to is allowed.
-func CheckTransition[S Status | ClusterStatus](from, to S) error {
-	next, known := Transitions[S]()[from]
+// CheckTransition returns a *TransitionError unless from → to is allowed
+// for an instance (S is Status) or a cluster (S is cluster.Status): the
+// single source of truth every Store enforces. A write that keeps a known
+// status (from == to) is always allowed.
+func CheckTransition[S Status | cluster.Status](from, to S) error {
+	next, known := transitions[S]()[from]
 	if (from == to && known) || slices.Contains(next, to) {
 		return nil
 	}
@@ -62,33 +69,3 @@ func Statuses() []Status {
 
 // Valid reports whether s is a known instance status.
 func (s Status) Valid() bool { return slices.Contains(Statuses(), s) }
-
-// ClusterStatus is the lifecycle state of a data plane cluster.
-type ClusterStatus string
-
-// Cluster statuses: cluster_accepted → cluster_provisioning →
-// cluster_provisioned → (terraforming) → waiting_for_fleetshard_operator →
-// ready; ready → deprovisioning → cleanup; any but cleanup → failed.
-const (
-	ClusterAccepted             ClusterStatus = "cluster_accepted"
-	ClusterProvisioning         ClusterStatus = "cluster_provisioning"
-	ClusterProvisioned          ClusterStatus = "cluster_provisioned"
-	ClusterWaitingForFleetshard ClusterStatus = "waiting_for_fleetshard_operator"
-	ClusterReady                ClusterStatus = "ready"
-	ClusterDeprovisioning       ClusterStatus = "deprovisioning"
-	ClusterCleanup              ClusterStatus = "cleanup"
-	ClusterFailed               ClusterStatus = "failed"
-)
-
-func clusterTransitions() map[ClusterStatus][]ClusterStatus {
-	return map[ClusterStatus][]ClusterStatus{
-		ClusterAccepted:             {ClusterProvisioning, ClusterFailed, ClusterDeprovisioning},
-		ClusterProvisioning:         {ClusterProvisioned, ClusterFailed, ClusterDeprovisioning},
-		ClusterProvisioned:          {ClusterWaitingForFleetshard, ClusterFailed, ClusterDeprovisioning},
-		ClusterWaitingForFleetshard: {ClusterReady, ClusterFailed, ClusterDeprovisioning},
-		ClusterReady:                {ClusterDeprovisioning, ClusterFailed},
-		ClusterFailed:               {ClusterDeprovisioning},
-		ClusterDeprovisioning:       {ClusterCleanup, ClusterFailed},
-		ClusterCleanup:              {},
-	}
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -12,13 +14,8 @@ import (
 // fleet/storetest is the conformance suite both pass. A Store is safe for
 // concurrent use; every method may block on I/O.
 type Store interface {
-	InstanceStore
-	ClusterStore
-	LeaseStore
-}
+	// Instances.
 
-// InstanceStore persists instances.
-type InstanceStore interface {
 	// CreateInstance inserts inst as given (ID, times and status set by the
 	// caller). A live instance of the same kind and name in the same scope
 	// makes it fail with ErrNameTaken (a unique index, not a query).
@@ -41,34 +38,32 @@ type InstanceStore interface {
 	// UpdateInstance applies u as a compare-and-swap on the status (and on
 	// the fencing token when u.Fence is set) and returns the row after the
 	// write. A lost swap is a *ConflictError, an illegal transition a
-	// *TransitionError, a stale token ErrStaleFence, a missing or soft
+	// *TransitionError, a stale token lease.ErrStaleFence, a missing or soft
 	// deleted row ErrNotFound, a non-empty host that another live row
 	// records ErrHostTaken.
 	UpdateInstance(ctx context.Context, u Update) (Instance, error)
-}
 
-// ClusterStore persists clusters.
-type ClusterStore interface {
-	// CreateCluster inserts c; an existing ID is ErrExists.
-	CreateCluster(ctx context.Context, c Cluster) error
+	// Clusters.
+
+	// CreateCluster inserts c; an existing ID is cluster.ErrExists.
+	CreateCluster(ctx context.Context, c cluster.Cluster) error
 	// GetCluster returns the cluster with id or ErrNotFound.
-	GetCluster(ctx context.Context, id string) (Cluster, error)
+	GetCluster(ctx context.Context, id string) (cluster.Cluster, error)
 	// ListClusters returns every cluster, ordered by ID.
-	ListClusters(ctx context.Context) ([]Cluster, error)
+	ListClusters(ctx context.Context) ([]cluster.Cluster, error)
 	// UpdateCluster is UpdateInstance for clusters.
-	UpdateCluster(ctx context.Context, u ClusterUpdate) (Cluster, error)
-}
+	UpdateCluster(ctx context.Context, u cluster.Update) (cluster.Cluster, error)
 
-// LeaseStore holds the leader leases, one row per name, created on demand.
-type LeaseStore interface {
+	// Leader leases, one row per name, created on demand.
+
 	// AcquireLease takes the lease name for holder for ttl, or renews it
 	// when holder already holds it. In one transaction it re-checks the
 	// current holder; taking over (a new holder, or the row's first use)
 	// increments the fencing token. Another holder's unexpired lease is
-	// ErrLeaseHeld.
-	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
+	// lease.ErrHeld.
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error)
 	// ReleaseLease ends l early if it is still held with l's token.
-	ReleaseLease(ctx context.Context, l Lease) error
+	ReleaseLease(ctx context.Context, l lease.Lease) error
 }
 
 // SharedStore is the optional interface of a Store that several replicas
@@ -79,33 +74,11 @@ type SharedStore interface {
 	NeedsLeader() bool
 }
 
-// Lease is a held leader lease.
-type Lease struct {
-	Name      string
-	Holder    string
-	Token     int64
-	ExpiresAt time.Time
-}
-
-// Fence returns the fencing token that worker writes under l carry.
-func (l Lease) Fence() Fence { return Fence{Lease: l.Name, Token: l.Token} }
-
-// Fence is the fencing token of a lease. A write carrying a non-zero Fence
-// succeeds only while the lease row still has that token; the zero Fence
-// (API writes) is not checked.
-type Fence struct {
-	Lease string
-	Token int64
-}
-
-// IsZero reports whether f carries no token.
-func (f Fence) IsZero() bool { return f.Lease == "" }
-
 // Update is a compare-and-swap change of one instance.
 type Update struct {
 	ID string
 	// From is the status the row must have; To the status it gets ("" means
-	// From). The change must be allowed by Transitions.
+	// From). The change must pass CheckTransition.
 	From, To Status
 	// Non-nil fields are written.
 	ClusterID    *string
@@ -119,15 +92,7 @@ type Update struct {
 	// SoftDelete sets DeletedAt, which releases the name.
 	SoftDelete bool
 	// Fence, when set, makes the write conditional on the lease token.
-	Fence Fence
-}
-
-// ClusterUpdate is a compare-and-swap change of one cluster.
-type ClusterUpdate struct {
-	ID           string
-	From, To     ClusterStatus
-	FailedReason *string
-	Fence        Fence
+	Fence lease.Fence
 }
 
 // Order is one term of an ORDER BY.
@@ -153,9 +118,22 @@ type Query struct {
 	// OrderBy terms; ID ascending is always appended as a tie-breaker.
 	// Nil means created_at ascending.
 	OrderBy []Order
-	// Page counts from 1 (0 means 1); Size is the page size (0 means
-	// DefaultPageSize, negative means no rows: count only).
+	// Page counts from 1 (0 means 1); Size is the page size (0 means 100,
+	// at most 1000; negative means no rows: count only). PageSize says
+	// what a Size means.
 	Page, Size int
 	// IncludeDeleted also selects soft-deleted rows.
 	IncludeDeleted bool
+}
+
+// PageSize is the number of rows a page of q holds: Size, 100 when Size is
+// 0, at most 1000, none when Size is negative. Stores page with it.
+func (q Query) PageSize() int {
+	switch {
+	case q.Size < 0:
+		return 0
+	case q.Size == 0:
+		return defaultPageSize
+	}
+	return min(q.Size, maxPageSize)
 }

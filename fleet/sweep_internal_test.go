@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/fleet/lease"
 )
 
 // rowsStore lists fixed rows: the sweep's only store call.
@@ -58,13 +60,13 @@ func TestSweepGrace(t *testing.T) {
 			sort.Strings(ids)
 			return ids
 		}
-		require.NoError(t, w.pass(ctx, Fence{}))
+		require.NoError(t, w.pass(ctx, lease.Fence{}))
 		assert.Equal(t, []string{"kept", "moved", "provisioning"}, running(), "no live row, or failed: swept at once")
 		time.Sleep(29 * time.Second)
-		require.NoError(t, w.pass(ctx, Fence{}))
+		require.NoError(t, w.pass(ctx, lease.Fence{}))
 		assert.Equal(t, []string{"kept", "moved", "provisioning"}, running(), "within the grace")
 		time.Sleep(2 * time.Second)
-		require.NoError(t, w.pass(ctx, Fence{}))
+		require.NoError(t, w.pass(ctx, lease.Fence{}))
 		assert.Equal(t, []string{"kept", "provisioning"}, running(), "at another host than its row records, past the grace")
 	})
 }

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -56,7 +58,7 @@ type acceptedReconciler struct {
 	mu sync.Mutex
 	// clusters is a snapshot of the cluster list, read again when older
 	// than clusterTTL; guarded by mu.
-	clusters   []Cluster
+	clusters   []cluster.Cluster
 	clustersAt time.Time
 }
 
@@ -117,10 +119,10 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 		}
 		r.clusters, r.clustersAt = clusters, time.Now()
 	}
-	usage := make([]ClusterUsage, 0, len(r.clusters))
+	usage := make([]cluster.Usage, 0, len(r.clusters))
 	for _, c := range r.clusters {
-		u := ClusterUsage{Cluster: c}
-		if c.Status == ClusterReady && c.Capacity > 0 {
+		u := cluster.Usage{Cluster: c}
+		if c.Status == cluster.Ready && c.Capacity > 0 {
 			var err error
 			if u.Used, err = r.used(ctx, c); err != nil {
 				return "", err
@@ -132,7 +134,7 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 }
 
 // used counts the capacity units of the live instances on c.
-func (r *acceptedReconciler) used(ctx context.Context, c Cluster) (int, error) {
+func (r *acceptedReconciler) used(ctx context.Context, c cluster.Cluster) (int, error) {
 	if len(c.InstanceTypes) == 0 {
 		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1})
 		return n * r.units(""), err
@@ -365,12 +367,12 @@ type generalWorker struct {
 	m    *serviceMetrics
 }
 
-func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
+func (w *generalWorker) pass(ctx context.Context, fence lease.Fence) error {
 	counts := map[Status]int{}
 	now := time.Now()
 	var errs []error
 	for page := 1; ; page++ {
-		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: MaxPageSize, OrderBy: []Order{{Field: "id"}}})
+		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: maxPageSize, OrderBy: []Order{{Field: "id"}}})
 		if err != nil {
 			return err
 		}
@@ -385,7 +387,7 @@ func (w *generalWorker) pass(ctx context.Context, fence Fence) error {
 				}
 			}
 		}
-		if page*MaxPageSize >= total {
+		if page*maxPageSize >= total {
 			break
 		}
 	}
@@ -416,21 +418,21 @@ type sweeper struct {
 	log     *slog.Logger
 }
 
-func (w *sweeper) pass(ctx context.Context, _ Fence) error {
+func (w *sweeper) pass(ctx context.Context, _ lease.Fence) error {
 	running, err := w.running.Running(ctx)
 	if err != nil || len(running) == 0 {
 		return err
 	}
 	live := make(map[string]Instance, len(running))
 	for page := 1; ; page++ {
-		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: MaxPageSize, OrderBy: []Order{{Field: "id"}}})
+		insts, total, err := w.st.ListInstances(ctx, Query{Kind: w.kind, Page: page, Size: maxPageSize, OrderBy: []Order{{Field: "id"}}})
 		if err != nil {
 			return err
 		}
 		for _, inst := range insts {
 			live[inst.ID] = inst
 		}
-		if page*MaxPageSize >= total {
+		if page*maxPageSize >= total {
 			break
 		}
 	}

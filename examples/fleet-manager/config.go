@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 )
@@ -101,11 +102,11 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
 		api.CloudProviders = append(api.CloudProviders, cp)
 	}
 	for _, cl := range c.Clusters {
-		opts.Clusters = append(opts.Clusters, fleet.Cluster{ID: cl.ID, CloudProvider: cl.CloudProvider, Region: cl.Region,
+		opts.Clusters = append(opts.Clusters, cluster.Cluster{ID: cl.ID, CloudProvider: cl.CloudProvider, Region: cl.Region,
 			MultiAZ: cl.MultiAZ, InstanceTypes: cl.InstanceTypes, Capacity: cl.Capacity})
 	}
 	if opts.Clusters == nil && api.CloudProviders == nil {
-		opts.Clusters = fleet.DefaultClusters()
+		opts.Clusters = cluster.Defaults()
 	}
 	if c.Timeouts != nil {
 		opts.Timeouts = map[fleet.Status]time.Duration{}

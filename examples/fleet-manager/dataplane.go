@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/dataplane"
 	"github.com/fleetkit/fleetkit/fleet/inmem"
 	"github.com/fleetkit/fleetkit/machines"
@@ -46,7 +47,7 @@ type dataPlaneOptions struct {
 // "instance" subcommand) as one machine per instance. stop closes what
 // the data plane owns: the process provider stops its machines, since they
 // cannot outlive it; Docker containers keep running for the next start.
-func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clusters []fleet.Cluster) (_ fleet.DataPlane, stop func(), _ error) {
+func newDataPlane(ctx context.Context, o dataPlaneOptions, kind fleet.Kind, clusters []cluster.Cluster) (_ fleet.DataPlane, stop func(), _ error) {
 	if o.Provider == providerMemory {
 		dp := inmem.NewDataPlane(inmem.DataPlaneOptions{Listen: true})
 		return dp, func() { _ = dp.Close() }, nil

@@ -52,9 +52,9 @@ type replica struct {
 	exited <-chan struct{}
 }
 
-// cluster is the suite's setup: one database, one cache (the development
+// replicaSet is the suite's setup: one database, one cache (the development
 // key) and a config with fast intervals, shared by the replicas.
-type cluster struct {
+type replicaSet struct {
 	t      *testing.T
 	db     string
 	cache  string
@@ -65,7 +65,7 @@ type cluster struct {
 	replicas map[string]*replica // guarded by mu
 }
 
-func newCluster(t *testing.T, db string) *cluster {
+func newReplicaSet(t *testing.T, db string) *replicaSet {
 	testenv.Short(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("the suite counts instance processes through /proc")
@@ -76,11 +76,11 @@ func newCluster(t *testing.T, db string) *cluster {
 	require.NoError(t, err)
 	config := filepath.Join(t.TempDir(), "fleet.yaml")
 	require.NoError(t, os.WriteFile(config, []byte("interval: 200ms\nlease_ttl: 2s\n"), 0o600))
-	return &cluster{t: t, db: db, cache: cache, config: config, secret: secret, replicas: map[string]*replica{}}
+	return &replicaSet{t: t, db: db, cache: cache, config: config, secret: secret, replicas: map[string]*replica{}}
 }
 
 // start starts a replica named name and returns once it serves.
-func (c *cluster) start(name string) *replica {
+func (c *replicaSet) start(name string) *replica {
 	t := c.t
 	t.Helper()
 	exe, err := os.Executable()
@@ -165,7 +165,7 @@ func (r *replica) alive() bool {
 
 // leader returns the replica holding the lease of worker (e.g.
 // "provisioning") according to the database.
-func (c *cluster) leader(ctx context.Context, worker string) string {
+func (c *replicaSet) leader(ctx context.Context, worker string) string {
 	st, closeStore, err := openStore(ctx, c.db, fleet.Dinosaur)
 	require.NoError(c.t, err)
 	defer closeStore()
@@ -187,7 +187,7 @@ func (c *cluster) leader(ctx context.Context, worker string) string {
 }
 
 // any returns a live replica's client.
-func (c *cluster) any() *fleettest.Client {
+func (c *replicaSet) any() *fleettest.Client {
 	live := c.live()
 	if len(live) == 0 {
 		c.t.Fatal("no live replica")
@@ -223,7 +223,7 @@ func call(c *fleettest.Client, method, path string, body any) (int, map[string]a
 }
 
 // instances lists alice's instances (through any live replica).
-func (c *cluster) instances() map[string]map[string]any {
+func (c *replicaSet) instances() map[string]map[string]any {
 	out := map[string]map[string]any{}
 	for page := 1; ; page++ {
 		status, body := call(c.any(), http.MethodGet, fmt.Sprintf("dinosaurs?size=100&page=%d", page), nil)
@@ -283,7 +283,7 @@ func instanceProcs(t *testing.T) map[string][]int {
 
 // create creates n instances named prefix-i, round-robin over the live
 // replicas, and returns their ids.
-func (c *cluster) create(prefix string, n int) []string {
+func (c *replicaSet) create(prefix string, n int) []string {
 	var ids []string
 	live := c.live()
 	for i := range n {
@@ -294,7 +294,7 @@ func (c *cluster) create(prefix string, n int) []string {
 	return ids
 }
 
-func (c *cluster) live() []*replica {
+func (c *replicaSet) live() []*replica {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*replica
@@ -307,7 +307,7 @@ func (c *cluster) live() []*replica {
 }
 
 // get returns the replica named name.
-func (c *cluster) get(name string) *replica {
+func (c *replicaSet) get(name string) *replica {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.replicas[name]
@@ -315,7 +315,7 @@ func (c *cluster) get(name string) *replica {
 
 // settled waits until every id is ready, answers as itself on its host,
 // and runs as exactly one process, and no other instance process runs.
-func (c *cluster) settled(ids []string) {
+func (c *replicaSet) settled(ids []string) {
 	t := c.t
 	t.Helper()
 	var last string
@@ -353,7 +353,7 @@ func (c *cluster) settled(ids []string) {
 }
 
 // gone waits until no instance is listed and no instance process runs.
-func (c *cluster) gone() {
+func (c *replicaSet) gone() {
 	t := c.t
 	t.Helper()
 	var last string
@@ -378,7 +378,7 @@ func (c *cluster) gone() {
 
 // deleteAll deletes ids round-robin over the live replicas; every delete
 // is answered 202 at once. It returns the slowest answer.
-func (c *cluster) deleteAll(ids []string) time.Duration {
+func (c *replicaSet) deleteAll(ids []string) time.Duration {
 	live := c.live()
 	var slowest time.Duration
 	for i, id := range ids {
@@ -398,7 +398,7 @@ type darkWatch struct {
 	stop func()
 }
 
-func (c *cluster) watchDark() *darkWatch {
+func (c *replicaSet) watchDark() *darkWatch {
 	w := &darkWatch{dark: map[string]time.Duration{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -463,7 +463,7 @@ func (w *darkWatch) report(t *testing.T, n int) (longest time.Duration) {
 // created through either runs once, and deletes through either leave
 // nothing running.
 func TestFailoverReplicasStartTogether(t *testing.T) {
-	c := newCluster(t, pgtest.FreshDB(t))
+	c := newReplicaSet(t, pgtest.FreshDB(t))
 	var wg sync.WaitGroup
 	for _, name := range []string{"a", "b"} {
 		wg.Go(func() { c.start(name) })
@@ -480,7 +480,7 @@ func TestFailoverReplicasStartTogether(t *testing.T) {
 // the other replica takes over, and every instance ends ready, answering
 // as itself, as exactly one process.
 func TestFailoverLeaderKilled(t *testing.T) {
-	c := newCluster(t, pgtest.FreshDB(t))
+	c := newReplicaSet(t, pgtest.FreshDB(t))
 	c.start("a")
 	c.start("b")
 	dark := c.watchDark()
@@ -500,7 +500,7 @@ func TestFailoverLeaderKilled(t *testing.T) {
 // TestFailoverBothRestarted: both replicas stop (their instances stop
 // with them) and start again: every instance runs again, once.
 func TestFailoverBothRestarted(t *testing.T) {
-	c := newCluster(t, pgtest.FreshDB(t))
+	c := newReplicaSet(t, pgtest.FreshDB(t))
 	c.start("a")
 	c.start("b")
 	ids := c.create("rex", 20)
@@ -524,7 +524,7 @@ func TestFailoverBothRestarted(t *testing.T) {
 // is back every delete, through either replica, is answered 202 at once.
 func TestFailoverPostgresRestart(t *testing.T) {
 	srv := pgtest.Start(t)
-	c := newCluster(t, srv.URL())
+	c := newReplicaSet(t, srv.URL())
 	c.start("a")
 	c.start("b")
 	ids := c.create("before", 20)
@@ -576,7 +576,7 @@ func TestFailoverPostgresRestart(t *testing.T) {
 // TestFailoverCreateThenDelete: create-then-delete pairs from several
 // clients across both replicas leave nothing running.
 func TestFailoverCreateThenDelete(t *testing.T) {
-	c := newCluster(t, pgtest.FreshDB(t))
+	c := newReplicaSet(t, pgtest.FreshDB(t))
 	c.start("a")
 	c.start("b")
 	var wg sync.WaitGroup

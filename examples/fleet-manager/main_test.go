@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/internal/dockertest"
@@ -177,7 +178,7 @@ func TestProcessDataPlane(t *testing.T) {
 // TestDataPlanePerCluster: each configured cluster has its own provider;
 // an instance placed on a cluster the data plane does not know fails.
 func TestDataPlanePerCluster(t *testing.T) {
-	clusters := []fleet.Cluster{{ID: "a"}, {ID: "b"}}
+	clusters := []cluster.Cluster{{ID: "a"}, {ID: "b"}}
 	dp, closeDP, err := newDataPlane(t.Context(), dataPlaneOptions{Provider: providerProcess, Name: "test"}, fleet.Dinosaur, clusters)
 	require.NoError(t, err)
 	defer closeDP()
@@ -205,7 +206,7 @@ func TestDockerDataPlane(t *testing.T) {
 	cli := dockertest.Engine(t)
 	tag := instanceImage(t, cli)
 	name := "test-" + randomID()
-	provider := name + "-dinosaur-" + fleet.DefaultClusters()[0].ID
+	provider := name + "-dinosaur-" + cluster.Defaults()[0].ID
 	containers := func() []container.Summary {
 		cs, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
 			Filters: filters.NewArgs(filters.Arg("label", machines.LabelProvider+"="+provider))})

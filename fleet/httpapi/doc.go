@@ -12,7 +12,7 @@
 //
 // A Handler is safe for concurrent use.
 //
-//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters()})
+//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: cluster.Defaults()})
 //	if err != nil { ... }
 //	api, err := httpapi.New(svc, httpapi.Options{Auth: authn})
 //	if err != nil { ... }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 )
@@ -27,7 +28,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters()})
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: cluster.Defaults()})
 	if err != nil {
 		panic(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -645,7 +646,7 @@ func (s *Handler) list(w http.ResponseWriter, r *http.Request, p auth.Principal)
 
 func (s *Handler) parseListQuery(r *http.Request) (fleet.Query, error) {
 	v := r.URL.Query()
-	q := fleet.Query{Page: 1, Size: fleet.DefaultPageSize}
+	q := fleet.Query{Page: 1} // Size 0: the default page size
 	// As the original: a page below 1 is the first, a size over the
 	// maximum (or below 1) is the maximum. Only what is not a number is
 	// refused.
@@ -661,10 +662,10 @@ func (s *Handler) parseListQuery(r *http.Request) (fleet.Query, error) {
 		if err != nil {
 			return q, apiErr(21, "size must be an integer, not %q", ss)
 		}
-		if n < 1 || n > fleet.MaxPageSize {
-			n = fleet.MaxPageSize
+		if n < 1 {
+			n = math.MaxInt
 		}
-		q.Size = n
+		q.Size = fleet.Query{Size: n}.PageSize() // the maximum at most
 	}
 	if ob := strings.TrimSpace(v.Get("orderBy")); ob != "" {
 		for term := range strings.SplitSeq(ob, ",") {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 )
 
 // ClusterProvider is the in-memory ClusterProvider: clusters are
@@ -14,10 +14,10 @@ type ClusterProvider struct {
 	created map[string]bool // guarded by mu
 }
 
-var _ fleet.ClusterProvider = (*ClusterProvider)(nil)
+var _ cluster.Provider = (*ClusterProvider)(nil)
 
-// Create implements fleet.ClusterProvider.
-func (p *ClusterProvider) Create(_ context.Context, c fleet.Cluster) error {
+// Create implements cluster.Provider.
+func (p *ClusterProvider) Create(_ context.Context, c cluster.Cluster) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.created == nil {
@@ -27,15 +27,15 @@ func (p *ClusterProvider) Create(_ context.Context, c fleet.Cluster) error {
 	return nil
 }
 
-// Ready implements fleet.ClusterProvider.
-func (p *ClusterProvider) Ready(_ context.Context, c fleet.Cluster) (bool, error) {
+// Ready implements cluster.Provider.
+func (p *ClusterProvider) Ready(_ context.Context, c cluster.Cluster) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.created[c.ID], nil
 }
 
-// Delete implements fleet.ClusterProvider.
-func (p *ClusterProvider) Delete(_ context.Context, c fleet.Cluster) (bool, error) {
+// Delete implements cluster.Provider.
+func (p *ClusterProvider) Delete(_ context.Context, c cluster.Cluster) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.created, c.ID)

@@ -12,5 +12,5 @@
 //	st := inmem.NewStore()
 //	dp := inmem.NewDataPlane(inmem.DataPlaneOptions{Listen: true})
 //	defer dp.Close()
-//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp})
+//	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: cluster.Defaults(), DataPlane: dp})
 package inmem

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -20,27 +22,27 @@ import (
 // process ends; several replicas cannot share it (use fleet/postgres).
 type Store struct {
 	mu        sync.Mutex
-	instances map[string]fleet.Instance // guarded by mu: by ID
-	clusters  map[string]fleet.Cluster  // guarded by mu: by ID
-	leases    map[string]fleet.Lease    // guarded by mu: by name
+	instances map[string]fleet.Instance  // guarded by mu: by ID
+	clusters  map[string]cluster.Cluster // guarded by mu: by ID
+	leases    map[string]lease.Lease     // guarded by mu: by name
 }
 
 var _ fleet.Store = (*Store)(nil)
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]fleet.Cluster{}, leases: map[string]fleet.Lease{}}
+	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]cluster.Cluster{}, leases: map[string]lease.Lease{}}
 }
 
 // now is the store's clock, in UTC like the SQL stores'.
 func now() time.Time { return time.Now().UTC() }
 
-// CreateInstance implements fleet.InstanceStore.
+// CreateInstance implements fleet.Store.
 func (s *Store) CreateInstance(ctx context.Context, inst fleet.Instance) error {
 	return s.CreateInstanceChecked(ctx, inst, func(int) error { return nil })
 }
 
-// CreateInstanceChecked implements fleet.InstanceStore: the count, the
+// CreateInstanceChecked implements fleet.Store: the count, the
 // check and the insert hold the store's lock.
 func (s *Store) CreateInstanceChecked(_ context.Context, inst fleet.Instance, check func(live int) error) error {
 	if inst.ID == "" {
@@ -61,7 +63,7 @@ func (s *Store) CreateInstanceChecked(_ context.Context, inst fleet.Instance, ch
 		return err
 	}
 	if _, ok := s.instances[inst.ID]; ok {
-		return fmt.Errorf("%w: instance %s", fleet.ErrExists, inst.ID)
+		return fmt.Errorf("%w: instance %s", cluster.ErrExists, inst.ID)
 	}
 	if inst.DeletedAt == nil {
 		for _, i := range s.instances {
@@ -91,7 +93,7 @@ func (s *Store) hostFree(id, host string) error {
 	return nil
 }
 
-// GetInstance implements fleet.InstanceStore.
+// GetInstance implements fleet.Store.
 func (s *Store) GetInstance(_ context.Context, id string) (fleet.Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,7 +104,7 @@ func (s *Store) GetInstance(_ context.Context, id string) (fleet.Instance, error
 	return clone(i), nil
 }
 
-// ListInstances implements fleet.InstanceStore.
+// ListInstances implements fleet.Store.
 func (s *Store) ListInstances(_ context.Context, q fleet.Query) ([]fleet.Instance, int, error) {
 	s.mu.Lock()
 	var sel []fleet.Instance
@@ -123,11 +125,7 @@ func (s *Store) ListInstances(_ context.Context, q fleet.Query) ([]fleet.Instanc
 	if err := sortInstances(sel, q.OrderBy); err != nil {
 		return nil, 0, err
 	}
-	size := q.Size
-	if size == 0 {
-		size = fleet.DefaultPageSize
-	}
-	size = min(size, fleet.MaxPageSize)
+	size := q.PageSize()
 	from := (max(q.Page, 1) - 1) * size
 	if from >= len(sel) {
 		return nil, len(sel), nil
@@ -287,17 +285,17 @@ func compareField(a, b fleet.Instance, name string) int {
 
 // fenced returns ErrStaleFence unless f is zero or the lease's current
 // token. Called with mu held.
-func (s *Store) fenced(f fleet.Fence) error {
+func (s *Store) fenced(f lease.Fence) error {
 	if f.IsZero() {
 		return nil
 	}
 	if l, ok := s.leases[f.Lease]; !ok || l.Token != f.Token {
-		return fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, f.Lease, f.Token)
+		return fmt.Errorf("%w: lease %s token %d", lease.ErrStaleFence, f.Lease, f.Token)
 	}
 	return nil
 }
 
-// UpdateInstance implements fleet.InstanceStore.
+// UpdateInstance implements fleet.Store.
 func (s *Store) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instance, error) {
 	to := u.To
 	if to == "" {
@@ -362,15 +360,15 @@ func (s *Store) UpdateInstance(_ context.Context, u fleet.Update) (fleet.Instanc
 	return clone(i), nil
 }
 
-// CreateCluster implements fleet.ClusterStore.
-func (s *Store) CreateCluster(_ context.Context, c fleet.Cluster) error {
+// CreateCluster implements fleet.Store.
+func (s *Store) CreateCluster(_ context.Context, c cluster.Cluster) error {
 	if c.ID == "" {
 		return fmt.Errorf("%w: cluster without ID", fleet.ErrInvalid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.clusters[c.ID]; ok {
-		return fmt.Errorf("%w: cluster %s", fleet.ErrExists, c.ID)
+		return fmt.Errorf("%w: cluster %s", cluster.ErrExists, c.ID)
 	}
 	t := now()
 	if c.CreatedAt.IsZero() {
@@ -387,51 +385,51 @@ func (s *Store) CreateCluster(_ context.Context, c fleet.Cluster) error {
 	return nil
 }
 
-// GetCluster implements fleet.ClusterStore.
-func (s *Store) GetCluster(_ context.Context, id string) (fleet.Cluster, error) {
+// GetCluster implements fleet.Store.
+func (s *Store) GetCluster(_ context.Context, id string) (cluster.Cluster, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.clusters[id]
 	if !ok {
-		return fleet.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, id)
+		return cluster.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, id)
 	}
 	c.InstanceTypes = slices.Clone(c.InstanceTypes)
 	return c, nil
 }
 
-// ListClusters implements fleet.ClusterStore.
-func (s *Store) ListClusters(_ context.Context) ([]fleet.Cluster, error) {
+// ListClusters implements fleet.Store.
+func (s *Store) ListClusters(_ context.Context) ([]cluster.Cluster, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]fleet.Cluster, 0, len(s.clusters))
+	out := make([]cluster.Cluster, 0, len(s.clusters))
 	for _, c := range s.clusters {
 		c.InstanceTypes = slices.Clone(c.InstanceTypes)
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b fleet.Cluster) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b cluster.Cluster) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// UpdateCluster implements fleet.ClusterStore.
-func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
+// UpdateCluster implements fleet.Store.
+func (s *Store) UpdateCluster(_ context.Context, u cluster.Update) (cluster.Cluster, error) {
 	to := u.To
 	if to == "" {
 		to = u.From
 	}
 	if err := fleet.CheckTransition(u.From, to); err != nil {
-		return fleet.Cluster{}, err
+		return cluster.Cluster{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.clusters[u.ID]
 	if !ok {
-		return fleet.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, u.ID)
+		return cluster.Cluster{}, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, u.ID)
 	}
 	if c.Status != u.From {
-		return fleet.Cluster{}, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(c.Status)}
+		return cluster.Cluster{}, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(c.Status)}
 	}
 	if err := s.fenced(u.Fence); err != nil {
-		return fleet.Cluster{}, err
+		return cluster.Cluster{}, err
 	}
 	t := now()
 	c.UpdatedAt = t
@@ -446,22 +444,22 @@ func (s *Store) UpdateCluster(_ context.Context, u fleet.ClusterUpdate) (fleet.C
 	return c, nil
 }
 
-// AcquireLease implements fleet.LeaseStore.
-func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+// AcquireLease implements fleet.Store.
+func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (lease.Lease, error) {
 	if name == "" || holder == "" || ttl <= 0 {
-		return fleet.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
+		return lease.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := now()
 	cur, ok := s.leases[name]
-	l := fleet.Lease{Name: name, Holder: holder, Token: 1, ExpiresAt: t.Add(ttl)}
+	l := lease.Lease{Name: name, Holder: holder, Token: 1, ExpiresAt: t.Add(ttl)}
 	switch {
 	case !ok:
 	case cur.Holder == holder:
 		l.Token = cur.Token // renewal
 	case cur.ExpiresAt.After(t):
-		return fleet.Lease{}, fmt.Errorf("%w: %s held by %s until %s", fleet.ErrLeaseHeld, name, cur.Holder, cur.ExpiresAt.Format(time.RFC3339Nano))
+		return lease.Lease{}, fmt.Errorf("%w: %s held by %s until %s", lease.ErrHeld, name, cur.Holder, cur.ExpiresAt.Format(time.RFC3339Nano))
 	default:
 		l.Token = cur.Token + 1 // take-over: the new token fences the old holder
 	}
@@ -469,8 +467,8 @@ func (s *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Du
 	return l, nil
 }
 
-// ReleaseLease implements fleet.LeaseStore.
-func (s *Store) ReleaseLease(_ context.Context, l fleet.Lease) error {
+// ReleaseLease implements fleet.Store.
+func (s *Store) ReleaseLease(_ context.Context, l lease.Lease) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cur, ok := s.leases[l.Name]; ok && cur.Holder == l.Holder && cur.Token == l.Token {

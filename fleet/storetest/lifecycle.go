@@ -18,10 +18,12 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/httpapi/openapitest"
 	"github.com/fleetkit/fleetkit/fleet/inmem"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
@@ -98,7 +100,7 @@ func NewHarness(t *testing.T, st fleet.Store, mutate func(*HarnessOptions)) *Har
 	require.NoError(t, err)
 	dp := inmem.NewDataPlane(inmem.DataPlaneOptions{Listen: true})
 	opts := HarnessOptions{Options: fleet.Options{
-		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+		Kind: fleet.Dinosaur, Clusters: cluster.Defaults(), DataPlane: dp,
 		Interval: 250 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 		// A shared store (PostgreSQL) always elects leaders: with the
 		// default 15 s TTL one lease renewal missed under load would stall
@@ -538,7 +540,7 @@ func testDenyList(t *testing.T, newStore NewStore) {
 
 func testNoCapacity(t *testing.T, newStore NewStore) {
 	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
-		o.Clusters = []fleet.Cluster{{ID: "full", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Capacity: 1}}
+		o.Clusters = []cluster.Cluster{{ID: "full", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Capacity: 1}}
 		o.Timeouts = map[fleet.Status]time.Duration{fleet.StatusAccepted: 3 * time.Second}
 	})
 	// The cluster is ready first, and the accepted timeout is seconds: on a
@@ -546,7 +548,7 @@ func testNoCapacity(t *testing.T, newStore NewStore) {
 	// time out.
 	require.Eventually(t, func() bool {
 		c, err := h.Store.GetCluster(context.Background(), "full")
-		return err == nil && c.Status == fleet.ClusterReady
+		return err == nil && c.Status == cluster.Ready
 	}, waitFor, 10*time.Millisecond)
 	first := h.mustCreate(t, alice, "first")
 	h.Client.WaitStatus(t, alice, first, "ready", waitFor)
@@ -751,14 +753,14 @@ type partitioned struct {
 
 var errPartitioned = fmt.Errorf("partitioned from the database")
 
-func (p *partitioned) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+func (p *partitioned) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error) {
 	if p.cut.Load() {
-		return fleet.Lease{}, errPartitioned
+		return lease.Lease{}, errPartitioned
 	}
 	return p.Store.AcquireLease(ctx, name, holder, ttl)
 }
 
-func (p *partitioned) ReleaseLease(ctx context.Context, l fleet.Lease) error {
+func (p *partitioned) ReleaseLease(ctx context.Context, l lease.Lease) error {
 	if p.cut.Load() {
 		return errPartitioned
 	}
@@ -786,16 +788,16 @@ func (p *partitioned) UpdateInstance(ctx context.Context, u fleet.Update) (fleet
 	return p.Store.UpdateInstance(ctx, u)
 }
 
-func (p *partitioned) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
+func (p *partitioned) ListClusters(ctx context.Context) ([]cluster.Cluster, error) {
 	if p.cut.Load() {
 		return nil, errPartitioned
 	}
 	return p.Store.ListClusters(ctx)
 }
 
-func (p *partitioned) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
+func (p *partitioned) UpdateCluster(ctx context.Context, u cluster.Update) (cluster.Cluster, error) {
 	if p.cut.Load() {
-		return fleet.Cluster{}, errPartitioned
+		return cluster.Cluster{}, errPartitioned
 	}
 	return p.Store.UpdateCluster(ctx, u)
 }
@@ -813,7 +815,7 @@ func testFailover(t *testing.T, newStore NewStore, replicas int) {
 	const ttl = 800 * time.Millisecond
 	start := func(name string, store fleet.Store) *fleettest.Client {
 		svc, err := fleet.New(store, fleet.Options{
-			Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(), DataPlane: dp,
+			Kind: fleet.Dinosaur, Clusters: cluster.Defaults(), DataPlane: dp,
 			Interval: 100 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 			LeaderElection: true, Holder: name, LeaseTTL: ttl,
 		})

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/fleettest"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
 )
@@ -47,7 +49,7 @@ func Load(t testing.TB, st fleet.Store, n, clients int) LoadResult {
 	authn, err := auth.NewJWTAuthenticator(auth.JWTOptions{HS256Secret: secret})
 	require.NoError(t, err)
 	svc, err := fleet.New(st, fleet.Options{
-		Kind: fleet.Dinosaur, Clusters: fleet.DefaultClusters(),
+		Kind: fleet.Dinosaur, Clusters: cluster.Defaults(),
 		Interval: 10 * time.Second, RetryInterval: 10 * time.Millisecond,
 		// Each worker keeps more reconciles in flight than there are
 		// clients: with like latencies per write (Little's law), a worker
@@ -109,12 +111,13 @@ func Load(t testing.TB, st fleet.Store, n, clients int) LoadResult {
 	res := LoadResult{Instances: n, Total: time.Since(start)}
 	var readyLat []time.Duration
 	for page := 1; ; page++ {
-		insts, total, err := st.ListInstances(context.Background(), fleet.Query{Kind: "dinosaur", Page: page, Size: fleet.MaxPageSize, OrderBy: []fleet.Order{{Field: "id"}}})
+		q := fleet.Query{Kind: "dinosaur", Page: page, Size: math.MaxInt, OrderBy: []fleet.Order{{Field: "id"}}} // the largest page
+		insts, total, err := st.ListInstances(context.Background(), q)
 		require.NoError(t, err)
 		for _, i := range insts {
 			readyLat = append(readyLat, i.StatusSince.Sub(i.CreatedAt))
 		}
-		if page*fleet.MaxPageSize >= total {
+		if page*q.PageSize() >= total {
 			break
 		}
 	}

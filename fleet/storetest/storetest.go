@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
@@ -137,7 +139,7 @@ func testCreateGet(t *testing.T, s fleet.Store) {
 	assert.ErrorIs(t, err, fleet.ErrNotFound)
 
 	err = s.CreateInstance(ctx(t), in)
-	assert.ErrorIs(t, err, fleet.ErrExists, "same ID twice")
+	assert.ErrorIs(t, err, cluster.ErrExists, "same ID twice")
 }
 
 func testNameUniqueness(t *testing.T, s fleet.Store) {
@@ -244,8 +246,8 @@ func testCreateChecked(t *testing.T, s fleet.Store) {
 
 func testCompareAndSwap(t *testing.T, s fleet.Store) {
 	in := create(t, s, Instance("rex", "alice", ""))
-	cluster := "c1"
-	got, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster})
+	clusterID := "c1"
+	got, err := s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID})
 	require.NoError(t, err)
 	assert.Equal(t, fleet.StatusPreparing, got.Status)
 	assert.Equal(t, "c1", got.ClusterID)
@@ -297,9 +299,9 @@ func testConcurrentCAS(t *testing.T, s fleet.Store) {
 // workers under load do (stores may write them together): each gets its
 // own outcome and its own values.
 func testConcurrentUpdates(t *testing.T, s fleet.Store) {
-	lease, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
+	held, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
 	require.NoError(t, err)
-	stale := fleet.Fence{Lease: "accepted", Token: lease.Token - 1}
+	stale := lease.Fence{Lease: "accepted", Token: held.Token - 1}
 	const n = 60
 	insts := make([]fleet.Instance, n)
 	for i := range insts {
@@ -310,7 +312,7 @@ func testConcurrentUpdates(t *testing.T, s fleet.Store) {
 	want := func(i int) error {
 		switch i % 3 {
 		case 1:
-			return fleet.ErrStaleFence
+			return lease.ErrStaleFence
 		case 2:
 			return fleet.ErrConflict
 		}
@@ -319,8 +321,8 @@ func testConcurrentUpdates(t *testing.T, s fleet.Store) {
 	var wg sync.WaitGroup
 	for i, in := range insts {
 		wg.Go(func() {
-			cluster := fmt.Sprintf("c-%d", i)
-			u := fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster, Fence: lease.Fence()}
+			clusterID := fmt.Sprintf("c-%d", i)
+			u := fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID, Fence: held.Fence()}
 			switch i % 3 {
 			case 1:
 				u.Fence = stale
@@ -334,7 +336,7 @@ func testConcurrentUpdates(t *testing.T, s fleet.Store) {
 			}
 			if assert.NoError(t, err, "instance %d", i) {
 				assert.Equal(t, in.ID, got.ID)
-				assert.Equal(t, cluster, got.ClusterID)
+				assert.Equal(t, clusterID, got.ClusterID)
 				assert.Equal(t, fleet.StatusPreparing, got.Status)
 			}
 		})
@@ -458,27 +460,27 @@ func testSearch(t *testing.T, s fleet.Store) {
 }
 
 func testClusters(t *testing.T, s fleet.Store) {
-	c := fleet.Cluster{ID: "c1", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: fleet.ClusterAccepted,
+	c := cluster.Cluster{ID: "c1", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: cluster.Accepted,
 		InstanceTypes: []string{"standard", "developer"}, Capacity: 10}
 	require.NoError(t, s.CreateCluster(ctx(t), c))
-	assert.ErrorIs(t, s.CreateCluster(ctx(t), c), fleet.ErrExists)
+	assert.ErrorIs(t, s.CreateCluster(ctx(t), c), cluster.ErrExists)
 	got, err := s.GetCluster(ctx(t), "c1")
 	require.NoError(t, err)
 	assert.Equal(t, c.InstanceTypes, got.InstanceTypes)
 	assert.Equal(t, 10, got.Capacity)
 	assert.True(t, got.MultiAZ)
 
-	got, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning})
+	got, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
 	require.NoError(t, err)
-	assert.Equal(t, fleet.ClusterProvisioning, got.Status)
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning})
+	assert.Equal(t, cluster.Provisioning, got.Status)
+	_, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning})
 	assert.ErrorIs(t, err, fleet.ErrConflict)
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterProvisioning, To: fleet.ClusterReady})
+	_, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Provisioning, To: cluster.Ready})
 	assert.ErrorIs(t, err, fleet.ErrIllegalTransition)
 	_, err = s.GetCluster(ctx(t), "nope")
 	assert.ErrorIs(t, err, fleet.ErrNotFound)
 
-	require.NoError(t, s.CreateCluster(ctx(t), fleet.Cluster{ID: "c0", Status: fleet.ClusterReady}))
+	require.NoError(t, s.CreateCluster(ctx(t), cluster.Cluster{ID: "c0", Status: cluster.Ready}))
 	all, err := s.ListClusters(ctx(t))
 	require.NoError(t, err)
 	require.Len(t, all, 2)
@@ -491,7 +493,7 @@ func testLeases(t *testing.T, s fleet.Store) {
 	assert.Equal(t, int64(1), a.Token)
 
 	_, err = s.AcquireLease(ctx(t), "accepted", "replica-b", time.Hour)
-	assert.ErrorIs(t, err, fleet.ErrLeaseHeld)
+	assert.ErrorIs(t, err, lease.ErrHeld)
 
 	renewed, err := s.AcquireLease(ctx(t), "accepted", "replica-a", time.Hour)
 	require.NoError(t, err)
@@ -519,7 +521,7 @@ func testLeases(t *testing.T, s fleet.Store) {
 		wg.Go(func() {
 			if _, err := s.AcquireLease(ctx(t), "general", fmt.Sprintf("r-%d", i), time.Hour); err == nil {
 				wins.Add(1)
-			} else if !errors.Is(err, fleet.ErrLeaseHeld) {
+			} else if !errors.Is(err, lease.ErrHeld) {
 				t.Errorf("unexpected error: %v", err)
 			}
 		})
@@ -536,20 +538,20 @@ func testFencing(t *testing.T, s fleet.Store) {
 	require.NoError(t, err, "a write under the current token")
 	assert.Equal(t, fleet.StatusAccepted, got.Status)
 
-	var next fleet.Lease
+	var next lease.Lease
 	require.Eventually(t, func() bool {
 		next, err = s.AcquireLease(ctx(t), "accepted", "replica-b", time.Hour)
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond)
 
 	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: old.Fence()})
-	require.ErrorIs(t, err, fleet.ErrStaleFence, "the deposed holder's late write is rejected")
-	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: fleet.Fence{Lease: "nosuch", Token: 1}})
-	require.ErrorIs(t, err, fleet.ErrStaleFence)
+	require.ErrorIs(t, err, lease.ErrStaleFence, "the deposed holder's late write is rejected")
+	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: lease.Fence{Lease: "nosuch", Token: 1}})
+	require.ErrorIs(t, err, lease.ErrStaleFence)
 	_, err = s.UpdateInstance(ctx(t), fleet.Update{ID: in.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: next.Fence()})
 	require.NoError(t, err)
 
-	require.NoError(t, s.CreateCluster(ctx(t), fleet.Cluster{ID: "c1", Status: fleet.ClusterAccepted}))
-	_, err = s.UpdateCluster(ctx(t), fleet.ClusterUpdate{ID: "c1", From: fleet.ClusterAccepted, To: fleet.ClusterProvisioning, Fence: old.Fence()})
-	require.ErrorIs(t, err, fleet.ErrStaleFence)
+	require.NoError(t, s.CreateCluster(ctx(t), cluster.Cluster{ID: "c1", Status: cluster.Accepted}))
+	_, err = s.UpdateCluster(ctx(t), cluster.Update{ID: "c1", From: cluster.Accepted, To: cluster.Provisioning, Fence: old.Fence()})
+	require.ErrorIs(t, err, lease.ErrStaleFence)
 }

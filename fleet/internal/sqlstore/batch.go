@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 )
 
 // Group commit of instance updates. Under load every worker writes one
@@ -253,7 +254,7 @@ func (s *Store) updateOne(ctx context.Context, q conn, op *updateOp) bool {
 	}
 	op.err = s.updateErr(ctx, q, op.u, err)
 	return errors.Is(op.err, fleet.ErrConflict) || errors.Is(op.err, fleet.ErrNotFound) ||
-		errors.Is(op.err, fleet.ErrStaleFence) || errors.Is(op.err, fleet.ErrNameTaken) || errors.Is(op.err, fleet.ErrHostTaken)
+		errors.Is(op.err, lease.ErrStaleFence) || errors.Is(op.err, fleet.ErrNameTaken) || errors.Is(op.err, fleet.ErrHostTaken)
 }
 
 // updateOneRetry writes op on q and, when that failed on a reserved
@@ -334,7 +335,7 @@ type groupKey struct {
 	from, to             fleet.Status
 	cluster, host, cause bool
 	softDelete           bool
-	fence                fleet.Fence
+	fence                lease.Fence
 }
 
 func keyOf(u fleet.Update) groupKey {

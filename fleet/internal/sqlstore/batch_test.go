@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/internal/sqlstore"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/internal/pgtest"
@@ -112,8 +113,8 @@ func TestGroupCommitBatches(t *testing.T) {
 		got := make([]fleet.Instance, len(insts))
 		for i, inst := range insts {
 			wg.Go(func() {
-				cluster := "c" + inst.Name
-				got[i], errs[i] = st.UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &cluster})
+				clusterID := "c" + inst.Name
+				got[i], errs[i] = st.UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, ClusterID: &clusterID})
 			})
 		}
 		waitQueued(t, st, len(insts)) // behind the held flushers
@@ -186,7 +187,7 @@ func TestGroupCommitOutcomes(t *testing.T) {
 				require.ErrorIs(t, err, fleet.ErrNotFound)
 			}},
 			{"stale fence", fleet.Update{ID: insts[3].ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: old.Fence()}, nil, func(t *testing.T, _ fleet.Instance, err error) {
-				require.ErrorIs(t, err, fleet.ErrStaleFence)
+				require.ErrorIs(t, err, lease.ErrStaleFence)
 			}},
 			{"current fence", fleet.Update{ID: insts[4].ID, From: fleet.StatusAccepted, To: fleet.StatusPreparing, Fence: cur.Fence()}, nil, func(t *testing.T, inst fleet.Instance, err error) {
 				require.NoError(t, err)

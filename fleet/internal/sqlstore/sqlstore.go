@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
+	"github.com/fleetkit/fleetkit/fleet/lease"
 	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
@@ -341,7 +343,7 @@ func insertArgs(i fleet.Instance) []any {
 		nullTime(i.DeletedAt), i.NoReauthentication, i.Scope()}
 }
 
-// CreateInstance implements fleet.InstanceStore.
+// CreateInstance implements fleet.Store.
 func (s *Store) CreateInstance(ctx context.Context, i fleet.Instance) error {
 	if err := validInstance(i); err != nil {
 		return err
@@ -350,7 +352,7 @@ func (s *Store) CreateInstance(ctx context.Context, i fleet.Instance) error {
 	return s.insertErr(ctx, i, err)
 }
 
-// CreateInstanceChecked implements fleet.InstanceStore. The scope lock is
+// CreateInstanceChecked implements fleet.Store. The scope lock is
 // Dialect.LockScope (PostgreSQL: a transaction-level advisory lock) or,
 // without one, the write lock the transaction takes at its start
 // (SQLite's BEGIN IMMEDIATE).
@@ -395,14 +397,14 @@ func (s *Store) insertErr(ctx context.Context, i fleet.Instance, err error) erro
 	if s.d.IsUnique(err) {
 		var n int
 		if s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM instances WHERE id = ?`), i.ID).Scan(&n) == nil && n > 0 {
-			return fmt.Errorf("%w: instance %s", fleet.ErrExists, i.ID)
+			return fmt.Errorf("%w: instance %s", cluster.ErrExists, i.ID)
 		}
 		return fmt.Errorf("%w: %q", fleet.ErrNameTaken, i.Name)
 	}
 	return fmt.Errorf("%s: create instance: %w", s.d.Name, err)
 }
 
-// GetInstance implements fleet.InstanceStore.
+// GetInstance implements fleet.Store.
 func (s *Store) GetInstance(ctx context.Context, id string) (fleet.Instance, error) {
 	i, err := scanInstance(s.queryRow(ctx, true, `SELECT `+instanceCols+` FROM instances WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -414,7 +416,7 @@ func (s *Store) GetInstance(ctx context.Context, id string) (fleet.Instance, err
 	return i, nil
 }
 
-// ListInstances implements fleet.InstanceStore.
+// ListInstances implements fleet.Store.
 func (s *Store) ListInstances(ctx context.Context, q fleet.Query) ([]fleet.Instance, int, error) {
 	where, args, err := s.where(q)
 	if err != nil {
@@ -432,11 +434,7 @@ func (s *Store) ListInstances(ctx context.Context, q fleet.Query) ([]fleet.Insta
 	if err != nil {
 		return nil, 0, err
 	}
-	size := q.Size
-	if size == 0 {
-		size = fleet.DefaultPageSize
-	}
-	size = min(size, fleet.MaxPageSize)
+	size := q.PageSize()
 	page := max(q.Page, 1)
 	rows, err := s.query(ctx, cache, `SELECT `+instanceCols+` FROM instances WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
 		append(args, size, (page-1)*size)...)
@@ -585,7 +583,7 @@ func orderBy(os []fleet.Order) (string, error) {
 	return strings.Join(append(parts, "id"), ", "), nil
 }
 
-// UpdateInstance implements fleet.InstanceStore. Concurrent updates are
+// UpdateInstance implements fleet.Store. Concurrent updates are
 // group-committed (see updater): each keeps its own compare-and-swap and
 // fencing condition and its own result.
 func (s *Store) UpdateInstance(ctx context.Context, u fleet.Update) (fleet.Instance, error) {
@@ -668,15 +666,15 @@ func (s *Store) updateErr(ctx context.Context, q conn, u fleet.Update, err error
 	case cur.Status != u.From:
 		return &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
 	default:
-		return fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
+		return fmt.Errorf("%w: lease %s token %d", lease.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
 	}
 }
 
 const clusterCols = `id, cloud_provider, region, multi_az, status, failed_reason, instance_types, capacity, created_at, updated_at, status_since`
 
-func scanCluster(r scanner) (fleet.Cluster, error) {
+func scanCluster(r scanner) (cluster.Cluster, error) {
 	var (
-		c      fleet.Cluster
+		c      cluster.Cluster
 		status string
 		types  string
 	)
@@ -685,7 +683,7 @@ func scanCluster(r scanner) (fleet.Cluster, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Status = fleet.ClusterStatus(status)
+	c.Status = cluster.Status(status)
 	if types != "" {
 		c.InstanceTypes = strings.Split(types, ",")
 	}
@@ -693,8 +691,8 @@ func scanCluster(r scanner) (fleet.Cluster, error) {
 	return c, nil
 }
 
-// CreateCluster implements fleet.ClusterStore.
-func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
+// CreateCluster implements fleet.Store.
+func (s *Store) CreateCluster(ctx context.Context, c cluster.Cluster) error {
 	if c.ID == "" {
 		return fmt.Errorf("%w: cluster without ID", fleet.ErrInvalid)
 	}
@@ -718,15 +716,15 @@ func (s *Store) CreateCluster(ctx context.Context, c fleet.Cluster) error {
 		c.Capacity, c.CreatedAt.UTC(), c.UpdatedAt.UTC(), c.StatusSince.UTC())
 	if err != nil {
 		if s.d.IsUnique(err) {
-			return fmt.Errorf("%w: cluster %s", fleet.ErrExists, c.ID)
+			return fmt.Errorf("%w: cluster %s", cluster.ErrExists, c.ID)
 		}
 		return fmt.Errorf("%s: create cluster: %w", s.d.Name, err)
 	}
 	return nil
 }
 
-// GetCluster implements fleet.ClusterStore.
-func (s *Store) GetCluster(ctx context.Context, id string) (fleet.Cluster, error) {
+// GetCluster implements fleet.Store.
+func (s *Store) GetCluster(ctx context.Context, id string) (cluster.Cluster, error) {
 	c, err := scanCluster(s.db.QueryRowContext(ctx, s.q(`SELECT `+clusterCols+` FROM clusters WHERE id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("%w: cluster %s", fleet.ErrNotFound, id)
@@ -737,14 +735,14 @@ func (s *Store) GetCluster(ctx context.Context, id string) (fleet.Cluster, error
 	return c, nil
 }
 
-// ListClusters implements fleet.ClusterStore.
-func (s *Store) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
+// ListClusters implements fleet.Store.
+func (s *Store) ListClusters(ctx context.Context) ([]cluster.Cluster, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+clusterCols+` FROM clusters ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("%s: list clusters: %w", s.d.Name, err)
 	}
 	defer rows.Close()
-	var out []fleet.Cluster
+	var out []cluster.Cluster
 	for rows.Next() {
 		c, err := scanCluster(rows)
 		if err != nil {
@@ -755,14 +753,14 @@ func (s *Store) ListClusters(ctx context.Context) ([]fleet.Cluster, error) {
 	return out, rows.Err()
 }
 
-// UpdateCluster implements fleet.ClusterStore.
-func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet.Cluster, error) {
+// UpdateCluster implements fleet.Store.
+func (s *Store) UpdateCluster(ctx context.Context, u cluster.Update) (cluster.Cluster, error) {
 	to := u.To
 	if to == "" {
 		to = u.From
 	}
 	if err := fleet.CheckTransition(u.From, to); err != nil {
-		return fleet.Cluster{}, err
+		return cluster.Cluster{}, err
 	}
 	t := now()
 	sets := []string{"status = ?", "updated_at = ?"}
@@ -793,22 +791,22 @@ func (s *Store) UpdateCluster(ctx context.Context, u fleet.ClusterUpdate) (fleet
 	case cur.Status != u.From:
 		return c, &fleet.ConflictError{ID: u.ID, Expected: string(u.From), Actual: string(cur.Status)}
 	default:
-		return c, fmt.Errorf("%w: lease %s token %d", fleet.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
+		return c, fmt.Errorf("%w: lease %s token %d", lease.ErrStaleFence, u.Fence.Lease, u.Fence.Token)
 	}
 }
 
-// AcquireLease implements fleet.LeaseStore.
-func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (fleet.Lease, error) {
+// AcquireLease implements fleet.Store.
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (lease.Lease, error) {
 	if name == "" || holder == "" || ttl <= 0 {
-		return fleet.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
+		return lease.Lease{}, fmt.Errorf("%w: lease needs a name, a holder and a positive ttl", fleet.ErrInvalid)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fleet.Lease{}, fmt.Errorf("%s: acquire lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: acquire lease: %w", s.d.Name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	t := now()
-	l := fleet.Lease{Name: name, Holder: holder, ExpiresAt: t.Add(ttl)}
+	l := lease.Lease{Name: name, Holder: holder, ExpiresAt: t.Add(ttl)}
 	var (
 		curHolder  string
 		curToken   int64
@@ -822,32 +820,32 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 		l.Token = 1
 		res, err = tx.ExecContext(ctx, s.q(`INSERT INTO leases (name, holder, token, expires_at) VALUES (?, ?, 1, ?) ON CONFLICT (name) DO NOTHING`), name, holder, l.ExpiresAt)
 	case err != nil:
-		return fleet.Lease{}, fmt.Errorf("%s: read lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: read lease: %w", s.d.Name, err)
 	case curHolder == holder:
 		// Renewal, re-checked in the write: still ours, same token.
 		l.Token = curToken
 		res, err = tx.ExecContext(ctx, s.q(`UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?`), l.ExpiresAt, name, holder, curToken)
 	case curExpires.After(t):
-		return fleet.Lease{}, fmt.Errorf("%w: %s held by %s until %s", fleet.ErrLeaseHeld, name, curHolder, curExpires.UTC().Format(time.RFC3339Nano))
+		return lease.Lease{}, fmt.Errorf("%w: %s held by %s until %s", lease.ErrHeld, name, curHolder, curExpires.UTC().Format(time.RFC3339Nano))
 	default:
 		// Take-over of an expired lease: a new token fences the old holder.
 		l.Token = curToken + 1
 		res, err = tx.ExecContext(ctx, s.q(`UPDATE leases SET holder = ?, token = ?, expires_at = ? WHERE name = ? AND token = ?`), holder, l.Token, l.ExpiresAt, name, curToken)
 	}
 	if err != nil {
-		return fleet.Lease{}, fmt.Errorf("%s: write lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: write lease: %w", s.d.Name, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fleet.Lease{}, fmt.Errorf("%w: %s changed concurrently", fleet.ErrLeaseHeld, name)
+		return lease.Lease{}, fmt.Errorf("%w: %s changed concurrently", lease.ErrHeld, name)
 	}
 	if err := tx.Commit(); err != nil {
-		return fleet.Lease{}, fmt.Errorf("%s: commit lease: %w", s.d.Name, err)
+		return lease.Lease{}, fmt.Errorf("%s: commit lease: %w", s.d.Name, err)
 	}
 	return l, nil
 }
 
-// ReleaseLease implements fleet.LeaseStore.
-func (s *Store) ReleaseLease(ctx context.Context, l fleet.Lease) error {
+// ReleaseLease implements fleet.Store.
+func (s *Store) ReleaseLease(ctx context.Context, l lease.Lease) error {
 	_, err := s.db.ExecContext(ctx, s.q(`UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ? AND token = ?`), time.Unix(0, 0).UTC(), l.Name, l.Holder, l.Token)
 	if err != nil {
 		return fmt.Errorf("%s: release lease: %w", s.d.Name, err)
