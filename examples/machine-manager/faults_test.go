@@ -315,7 +315,8 @@ func (f *fleet) waitFor(within time.Duration, what string, cond func() bool) tim
 	start := time.Now()
 	for !cond() {
 		if time.Since(start) > within {
-			f.t.Fatalf("timed out after %s waiting: %s\nmanager log:\n%s", within, what, tail(f.mm))
+			st, _ := f.status()
+			f.t.Fatalf("timed out after %s waiting: %s\nrollouts: %+v\nmanager log:\n%s", within, what, st.Rollouts, tail(f.mm))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -754,10 +755,19 @@ func faultSuite(t *testing.T, provider string, pythonN, javaN int) {
 	scenario("update interrupted by SIGKILL", func(t *testing.T) {
 		start := time.Now()
 		f.mmPost("/init-update", `{"lang":"python","version":"2.0"}`)
+		// The 50% step's surge, or at least the step: a surge of process
+		// machines can come and go between two looks on a quiet machine.
+		stepped := time.Time{}
 		surging := f.waitFor(faultWait, "the 50% step surges", func() bool {
 			st, ok := f.status()
+			if !ok || st.Rollouts["python"].Step < 2 {
+				return false
+			}
+			if stepped.IsZero() {
+				stepped = time.Now()
+			}
 			ms, _ := f.machines("python")
-			return ok && st.Rollouts["python"].Step == 2 && len(ms) > pythonN
+			return len(ms) > pythonN || time.Since(stepped) > time.Second
 		})
 		ms, _ := f.machines("python")
 		f.mm.stop(syscall.SIGKILL)
