@@ -54,8 +54,8 @@ func work(t *testing.T, l *Linter, src string) (steps int, alloc uint64, diags i
 }
 
 // TestLinearInInputSize lints inputs of size N and 4N and requires the
-// work to grow at most 4.5 times (issue 13: linting is linear in input
-// size).
+// work to grow at most 4.5 times, and the bytes allocated at most 8 times
+// (issue 13: linting is linear in input size).
 // Each input runs at the default configuration and at sun_checks, which
 // runs every check implemented for it.
 func TestLinearInInputSize(t *testing.T) {
@@ -76,7 +76,10 @@ func TestLinearInInputSize(t *testing.T) {
 				require.NotZero(t, d1, "the input must produce findings")
 				assert.GreaterOrEqual(t, d4, 3*d1, "findings grow with the input")
 				assert.LessOrEqual(t, float64(s4), 4.5*float64(max(s1, 1)), "column work: %d for N, %d for 4N", s1, s4)
-				assert.LessOrEqual(t, float64(a4), 5*float64(a1), "allocated bytes: %d for N, %d for 4N", a1, a4)
+				// Bytes allocated by a linear algorithm grow 4 to 8 times
+				// (a slice or map that doubles may land just under a size
+				// at N and just over it at 4N); a quadratic one grows 16.
+				assert.LessOrEqual(t, float64(a4), 8*float64(a1), "allocated bytes: %d for N, %d for 4N", a1, a4)
 				t.Logf("N: %d steps, %d B, %d findings; 4N: %d steps, %d B, %d findings", s1, a1, d1, s4, a4, d4)
 			})
 		}
