@@ -30,6 +30,17 @@ type Cluster struct {
 	StatusSince time.Time
 }
 
+// Created returns c as a store records it when it is created at t: its
+// zero timestamps (CreatedAt, UpdatedAt, StatusSince) set to t.
+func (c Cluster) Created(t time.Time) Cluster {
+	for _, f := range []*time.Time{&c.CreatedAt, &c.UpdatedAt, &c.StatusSince} {
+		if f.IsZero() {
+			*f = t
+		}
+	}
+	return c
+}
+
 // Defaults is one local cluster in the region of
 // httpapi.DefaultCloudProviders (aws, us-east-1).
 func Defaults() []Cluster {

@@ -370,16 +370,7 @@ func (s *Store) CreateCluster(_ context.Context, c cluster.Cluster) error {
 	if _, ok := s.clusters[c.ID]; ok {
 		return fmt.Errorf("%w: cluster %s", cluster.ErrExists, c.ID)
 	}
-	t := now()
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = t
-	}
-	if c.UpdatedAt.IsZero() {
-		c.UpdatedAt = t
-	}
-	if c.StatusSince.IsZero() {
-		c.StatusSince = t
-	}
+	c = c.Created(now())
 	c.InstanceTypes = slices.Clone(c.InstanceTypes)
 	s.clusters[c.ID] = c
 	return nil

@@ -701,16 +701,7 @@ func (s *Store) CreateCluster(ctx context.Context, c cluster.Cluster) error {
 			return fmt.Errorf("%w: instance type %q", fleet.ErrInvalid, t)
 		}
 	}
-	t := now()
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = t
-	}
-	if c.UpdatedAt.IsZero() {
-		c.UpdatedAt = t
-	}
-	if c.StatusSince.IsZero() {
-		c.StatusSince = t
-	}
+	c = c.Created(now())
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO clusters (`+clusterCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		c.ID, c.CloudProvider, c.Region, c.MultiAZ, string(c.Status), c.FailedReason, strings.Join(c.InstanceTypes, ","),
 		c.Capacity, c.CreatedAt.UTC(), c.UpdatedAt.UTC(), c.StatusSince.UTC())
