@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,27 +34,7 @@ type benchFleet struct {
 // six spaces), stopped when b ends.
 func startBenchFleet(b *testing.B, provider string, args []string, versions string) benchFleet {
 	b.Helper()
-	bal, err := balancer.New(balancer.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	admin, err := balancer.NewAdmin(bal, balancer.AdminOptions{Secret: "s3cret"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(proxy.CloseIdleConnections)
-	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/lint/") {
-			proxy.ServeHTTP(w, r)
-			return
-		}
-		admin.ServeHTTP(w, r)
-	}))
-	b.Cleanup(lb.Close)
+	bal, lbURL := hostBalancer(b)
 
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "mm.yaml")
@@ -68,7 +47,7 @@ languages:
   python:
     version: "1.0"
     versions:
-%s`, filepath.Join(dir, "state.json"), lb.URL, versions), 0o600); err != nil {
+%s`, filepath.Join(dir, "state.json"), lbURL, versions), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	args = append([]string{"-provider", provider, "-config", cfg, "-addr", "127.0.0.1:0"}, args...)
@@ -90,7 +69,7 @@ languages:
 	})
 	select {
 	case a := <-ready:
-		return benchFleet{bal: bal, lb: lb.URL, manager: "http://" + a}
+		return benchFleet{bal: bal, lb: lbURL, manager: "http://" + a}
 	case err := <-done:
 		b.Fatalf("run: %v", err)
 	case <-time.After(time.Minute):

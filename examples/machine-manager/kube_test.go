@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
 
-	"github.com/fleetkit/fleetkit/balancer"
 	"github.com/fleetkit/fleetkit/internal/kubetest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
 	"github.com/fleetkit/fleetkit/linter"
@@ -42,21 +40,7 @@ func TestKubernetesProvider(t *testing.T) {
 	ns := kubetest.Namespace(t, node)
 
 	// The balancer runs on the host, which reaches Pod IPs.
-	bal, err := balancer.New(balancer.Options{})
-	require.NoError(t, err)
-	admin, err := balancer.NewAdmin(bal, balancer.AdminOptions{Secret: "s3cret"})
-	require.NoError(t, err)
-	proxy, err := balancer.NewProxy(bal, balancer.ProxyOptions{})
-	require.NoError(t, err)
-	t.Cleanup(proxy.CloseIdleConnections)
-	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/lint/") {
-			proxy.ServeHTTP(w, r)
-			return
-		}
-		admin.ServeHTTP(w, r)
-	}))
-	t.Cleanup(lb.Close)
+	bal, lbURL := hostBalancer(t)
 
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mm.yaml")
@@ -71,7 +55,7 @@ languages:
     versions:
       "1.0": {image: "fleetkit/linter:1.0"}
       "2.0": {image: "fleetkit/linter:2.0"}
-`, filepath.Join(dir, "state.json"), lb.URL), 0o600))
+`, filepath.Join(dir, "state.json"), lbURL), 0o600))
 	args := []string{"-provider", "kubernetes", "-kubeconfig", node.Kubeconfig(), "-namespace", ns,
 		"-name", "mm-kube-test", "-config", cfg, "-addr", "127.0.0.1:0"}
 
@@ -88,7 +72,7 @@ languages:
 	}
 	lint := func() {
 		t.Helper()
-		resp, err := http.Post(lb.URL+"/lint/python", "application/json", strings.NewReader(`{"code": "import os,sys\n"}`))
+		resp, err := http.Post(lbURL+"/lint/python", "application/json", strings.NewReader(`{"code": "import os,sys\n"}`))
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
