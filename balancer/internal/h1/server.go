@@ -95,8 +95,8 @@ type Server struct {
 	ctx         context.Context // parent of every connection's context
 	cancelConns context.CancelFunc
 
-	// mu guards listeners, conns, lameUntil and each connection's active
-	// and lame.
+	// mu guards listeners, conns and lameUntil's writes (a connection reads
+	// lameUntil once it has seen inShutdown, which is set after it).
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*fastConn]struct{}
@@ -196,8 +196,8 @@ func (s *Server) Serve(ln net.Listener) error {
 // does for both the fast path and the connections handed to net/http.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.inShutdown.Store(true)
 	s.lameUntil = time.Now().Add(s.lameDuck)
+	s.inShutdown.Store(true)
 	var err error
 	for ln := range s.listeners {
 		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
@@ -320,11 +320,19 @@ type fastConn struct {
 	watchTimer *time.Timer
 	watchDone  chan struct{}
 
-	// active is guarded by srv.mu: a request is being read or served.
+	// watchMu orders the watcher's clearing of the read deadline before
+	// serveRequest's stopping deadline; watchStopping says the stop came.
+	watchMu       sync.Mutex
+	watchStopping bool
+
+	// mu guards active, lame and lameUsed. It is the connection's own, not
+	// the Server's, so requests on different connections share no lock.
+	mu sync.Mutex
+	// active: a request is being read or served.
 	active bool
-	// lame and lameUsed are guarded by srv.mu: the connection is idle after
-	// Shutdown and may bring one more request before the lame-duck time
-	// ends; it has brought it.
+	// lame and lameUsed: the connection is idle after Shutdown and may
+	// bring one more request before the lame-duck time ends; it has
+	// brought it.
 	lame, lameUsed bool
 }
 
@@ -342,36 +350,38 @@ func (c *fastConn) serve() {
 		s.connsWG.Done()
 	}()
 	for first := true; ; first = false {
-		if !c.setActive(false) {
-			return // shutting down
-		}
 		// As net/http: a new connection's first head must be in within
 		// ReadHeaderTimeout of the accept; a kept-alive one waits up to
 		// IdleTimeout for the next request, whose head then has
-		// ReadHeaderTimeout.
+		// ReadHeaderTimeout. The deadline is set before setActive, so that
+		// a Shutdown marking the connection lame after it is not undone.
 		start := time.Now()
 		if first {
 			_ = c.nc.SetReadDeadline(start.Add(c.srv.readHeaderTimeout))
 		} else {
 			_ = c.nc.SetReadDeadline(start.Add(c.srv.idleTimeout))
 		}
-		c.srv.mu.Lock()
-		if c.lame {
+		lame, ok := c.setActive(false)
+		if !ok {
+			return // shutting down
+		}
+		if lame {
 			_ = c.nc.SetReadDeadline(c.srv.lameUntil)
 		}
-		c.srv.mu.Unlock()
 		if _, err := c.br.Peek(1); err != nil {
 			return
 		}
-		if !c.setActive(true) {
+		if _, ok := c.setActive(true); !ok {
 			return
 		}
 		if !first {
 			start = time.Now()
 		}
+		// Each deadline below is set only before a read that may block: a
+		// request that came whole in one segment, as a lint request usually
+		// does, is read with none (each costs a runtime timer update).
 		headDeadline := start.Add(c.srv.readHeaderTimeout)
-		_ = c.nc.SetReadDeadline(headDeadline)
-		req, verdict := c.readHead()
+		req, verdict := c.readHead(headDeadline)
 		switch verdict {
 		case headClose:
 			return // the head's time is up: closed unanswered, as net/http does
@@ -379,12 +389,13 @@ func (c *fastConn) serve() {
 			handedOff = c.handOff(headDeadline)
 			return
 		}
-		_ = c.nc.SetReadDeadline(start.Add(c.srv.readTimeout))
+		if int64(c.br.Buffered()) < req.contentLength {
+			_ = c.nc.SetReadDeadline(start.Add(c.srv.readTimeout))
+		}
 		body := make([]byte, req.contentLength)
 		if _, err := io.ReadFull(c.br, body); err != nil {
 			return // a client that stops mid-body gets no answer, as from net/http
 		}
-		_ = c.nc.SetReadDeadline(time.Time{})
 		// An answer without "Connection: close" told the client it may
 		// send again: after Shutdown, setActive then closes the connection
 		// or grants its lame-duck request, as for any idle one.
@@ -394,14 +405,15 @@ func (c *fastConn) serve() {
 	}
 }
 
-// setActive records whether a request is under way; it reports false when
-// the connection should close instead (Shutdown has begun: an idle
-// connection closes — once its lame-duck request is in, if it has one —
-// and a busy one closes after its answer).
-func (c *fastConn) setActive(active bool) bool {
+// setActive records whether a request is under way; ok is false when the
+// connection should close instead (Shutdown has begun: an idle connection
+// closes — once its lame-duck request is in, if it has one — and a busy
+// one closes after its answer). lame reports that the idle connection
+// waits only until the lame-duck time ends.
+func (c *fastConn) setActive(active bool) (lame, ok bool) {
 	s := c.srv
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if s.inShutdown.Load() {
 		switch {
 		case !active && s.lameDuck > 0 && !c.lameUsed:
@@ -409,17 +421,19 @@ func (c *fastConn) setActive(active bool) bool {
 		case active && c.lame:
 			c.lame, c.lameUsed = false, true // one request, then the connection closes
 		default:
-			return false
+			return false, false
 		}
 	}
 	c.active = active
-	return true
+	return c.lame, true
 }
 
 // closeIfIdle closes c unless a request is under way; with a lame-duck
 // time it only cuts its idle wait short at the end of that time. srv.mu
-// is held.
+// is held (Shutdown).
 func (c *fastConn) closeIfIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.active {
 		return
 	}
@@ -453,10 +467,13 @@ func (c *fastConn) serveRequest(h fastRequest, body []byte) bool {
 	aborted := c.callFast(r, h.name, body, start)
 	if !c.watchTimer.Stop() {
 		// The watcher is reading the connection: stop it and take back
-		// what it read.
+		// what it read. The next request's wait sets its own deadline.
+		c.watchMu.Lock()
+		c.watchStopping = true
 		_ = c.nc.SetReadDeadline(aLongTimeAgo)
+		c.watchMu.Unlock()
 		<-c.watchDone
-		_ = c.nc.SetReadDeadline(time.Time{})
+		c.watchStopping = false
 	}
 	if aborted || c.ctx.Err() != nil {
 		return false // cut mid-answer, or the client went away
@@ -510,6 +527,15 @@ func (c *fastConn) callFast(r *http.Request, name string, body []byte, start tim
 // serveRequest stops it with a past deadline.
 func (c *fastConn) watch() {
 	defer func() { c.watchDone <- struct{}{} }()
+	// The request's read deadlines may still be set: the watch has none,
+	// unless serveRequest has already stopped it.
+	c.watchMu.Lock()
+	if c.watchStopping {
+		c.watchMu.Unlock()
+		return
+	}
+	_ = c.nc.SetReadDeadline(time.Time{})
+	c.watchMu.Unlock()
 	var b [1]byte
 	n, err := c.nc.Read(b[:])
 	if n > 0 {
@@ -699,10 +725,11 @@ const (
 // shape, leaving the body in c.br. A head that cannot have it is handed to
 // net/http as soon as that shows (another method or path, a line ended by
 // a bare LF, too long), without waiting for the rest; one whose deadline
-// passes closes the connection.
-func (c *fastConn) readHead() (fastRequest, headVerdict) {
+// passes closes the connection. The deadline is set only if the head is not
+// all in the buffer already.
+func (c *fastConn) readHead(deadline time.Time) (fastRequest, headVerdict) {
 	var buf []byte
-	for {
+	for waited := false; ; waited = true {
 		buf, _ = c.br.Peek(c.br.Buffered())
 		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
 			buf = buf[:i+4]
@@ -710,6 +737,9 @@ func (c *fastConn) readHead() (fastRequest, headVerdict) {
 		}
 		if !plausibleHead(buf, c.srv.prefix) || c.br.Buffered() >= fastHeadMax {
 			return fastRequest{}, headHandOff
+		}
+		if !waited {
+			_ = c.nc.SetReadDeadline(deadline)
 		}
 		if _, err := c.br.Peek(c.br.Buffered() + 1); err != nil {
 			var ne net.Error
