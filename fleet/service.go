@@ -195,7 +195,7 @@ func New(st Store, opts Options) (*Service, error) {
 		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
 		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
 		worker(StatusSuspending, &suspendingReconciler{st: s.st, dp: opts.DataPlane}),
-		worker(StatusResuming, &resumingReconciler{st: s.st, dp: opts.DataPlane, poll: opts.RetryInterval}),
+		worker(StatusResuming, &provisioningReconciler{st: s.st, dp: opts.DataPlane, poll: opts.RetryInterval, status: StatusResuming}),
 	}
 	general := &generalWorker{st: s.st, kind: kind.Name, m: m}
 	if opts.Denied != nil {

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -172,15 +173,19 @@ func (r *preparingReconciler) Reconcile(ctx context.Context, req request) (resul
 	return result{}, ignoreConflict(err)
 }
 
-// provisioningReconciler asks the data plane and waits for ready.
+// provisioningReconciler asks the data plane and waits for ready. The
+// resuming worker is one too (status StatusResuming): a resumed instance
+// is started again on its cluster, as a new one is.
 type provisioningReconciler struct {
-	st   Store
-	dp   DataPlane
-	poll time.Duration
+	st     Store
+	dp     DataPlane
+	poll   time.Duration
+	status Status // the worker's: StatusProvisioning when ""
 }
 
 func (r *provisioningReconciler) Reconcile(ctx context.Context, req request) (result, error) {
-	inst, ok, err := getIn(ctx, r.st, req, StatusProvisioning)
+	from := cmp.Or(r.status, StatusProvisioning)
+	inst, ok, err := getIn(ctx, r.st, req, from)
 	if err != nil || !ok {
 		return result{}, err
 	}
@@ -191,7 +196,7 @@ func (r *provisioningReconciler) Reconcile(ctx context.Context, req request) (re
 	case !s.Ready:
 		return result{RequeueAfter: r.poll}, settleStarted(ctx, r.st, r.dp, inst, s)
 	}
-	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusProvisioning, To: StatusReady, Host: &s.Host, Fence: req.Fence})
+	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: from, To: StatusReady, Host: &s.Host, Fence: req.Fence})
 	if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
 		return result{RequeueAfter: r.poll}, err
 	}
@@ -339,36 +344,6 @@ func (r *suspendingReconciler) Reconcile(ctx context.Context, req request) (resu
 	none := ""
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusSuspending, To: StatusSuspended, Host: &none, Fence: req.Fence})
 	return result{}, ignoreConflict(err)
-}
-
-// resumingReconciler starts a resuming instance again on its cluster and
-// records it ready at its (new) host, as the provisioning worker does.
-type resumingReconciler struct {
-	st   Store
-	dp   DataPlane
-	poll time.Duration
-}
-
-func (r *resumingReconciler) Reconcile(ctx context.Context, req request) (result, error) {
-	inst, ok, err := getIn(ctx, r.st, req, StatusResuming)
-	if err != nil || !ok {
-		return result{}, err
-	}
-	s, err := apply(ctx, r.dp, inst)
-	switch {
-	case err != nil:
-		return result{}, err
-	case !s.Ready:
-		return result{RequeueAfter: r.poll}, settleStarted(ctx, r.st, r.dp, inst, s)
-	}
-	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusResuming, To: StatusReady, Host: &s.Host, Fence: req.Fence})
-	if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
-		return result{RequeueAfter: r.poll}, err
-	}
-	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
-		return result{}, settle(ctx, r.st, r.dp, inst)
-	}
-	return result{}, err
 }
 
 // deprovisionReconciler removes the instance from the data plane.

@@ -447,7 +447,7 @@ func (s *Handler) notImplemented() map[string]string {
 		"GET " + item + "/metrics/query":       "instance metrics need a metrics back end (the original's observatorium)",
 		"GET " + item + "/metrics/query_range": "instance metrics need a metrics back end (the original's observatorium)",
 		"GET " + item + "/metrics/federate":    "instance metrics need a metrics back end (the original's observatorium)",
-		"POST " + item + "/promote":            "billing models are not modelled",
+		"POST " + item + "/promote":            "billing models are recorded, not billed: promoting needs the original's billing back end",
 	}
 }
 
