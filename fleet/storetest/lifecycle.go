@@ -64,6 +64,7 @@ func RunLifecycle(t *testing.T, newStore NewStore) {
 		{"CreateOptions", testCreateOptions},
 		{"TrailingSlash", testTrailingSlash},
 		{"QuotaCheckFails", testQuotaCheckFails},
+		{"KafkaIssue19", testKafkaIssue19},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })

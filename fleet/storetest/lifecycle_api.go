@@ -215,3 +215,32 @@ func testQuotaCheckFails(t *testing.T, newStore NewStore) {
 	})
 	assertError(t, h.create(t, alice, map[string]any{"name": "rex"}), http.StatusInternalServerError, "121")
 }
+
+// testKafkaIssue19: for -kind kafka, the same through the kafka document:
+// the original's exact reason for code 35, a 2-unit size, suspension of a
+// kafka (its bootstrap_server_host withdrawn) and a trailing slash.
+func testKafkaIssue19(t *testing.T, newStore NewStore) {
+	h := NewHarness(t, newStore(t), func(o *HarnessOptions) {
+		o.Kind = fleet.Kafka
+		o.Units = map[string]int{"standard.x2": 2}
+		o.API.Sizes = map[string][]string{"standard": {"x1", "x2"}}
+	})
+	r := h.Client.Do(t, nobody, http.MethodGet, "errors/35/", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	assert.Equal(t, "Only multiAZ Kafkas are supported, use multi_az=true", r.Str("reason"))
+	assert.Equal(t, "KAFKAS-MGMT-35", r.Str("code"))
+	r = h.Client.Do(t, alice, http.MethodPost, "kafkas?async=true", map[string]any{"name": "events", "multi_az": false})
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Raw)
+	assert.Equal(t, "KAFKAS-MGMT-35", r.Code())
+
+	r = h.Client.Do(t, alice, http.MethodPost, "kafkas/?async=true", map[string]any{"name": "events", "plan": "standard.x2", "billing_model": "marketplace"})
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
+	assert.Equal(t, "x2", r.Str("size_id"))
+	assert.Equal(t, "marketplace", r.Str("billing_model"))
+	id := r.Str("id")
+	assert.NotEmpty(t, h.Client.WaitStatus(t, alice, id, "ready", waitFor).Str("bootstrap_server_host"))
+	require.NoError(t, h.Service.Suspend(context.Background(), id))
+	assert.NotContains(t, h.Client.WaitStatus(t, alice, id, "suspended", waitFor).Body, "bootstrap_server_host")
+	require.NoError(t, h.Service.Resume(context.Background(), id))
+	assert.NotEmpty(t, h.Client.WaitStatus(t, alice, id, "ready", waitFor).Str("bootstrap_server_host"))
+}
