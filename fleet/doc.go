@@ -29,12 +29,14 @@
 //	accepted → preparing → provisioning → ready
 //	   (any of them) → failed, with a reason
 //	ready/failed (or earlier) → deprovision → deleting → soft deleted
+//	ready → suspending → suspended → resuming → ready (Service.Suspend, Resume)
 //
 // accepted places the instance on a cluster (Placement; no capacity → it
 // waits, then fails with the original's reason), preparing creates its
 // ExternalResources, provisioning runs it on the DataPlane until ready,
 // ready reports an instance that stops running in its failed_reason,
-// deprovision and deleting undo it all. A general job counts statuses,
+// deprovision and deleting undo it all; suspending stops an instance on
+// the data plane and resuming starts it again. A general job counts statuses,
 // expires trials and deprovisions denied owners (Options.Denied); a
 // cluster job drives clusters through a cluster.Provider.
 //
@@ -49,7 +51,8 @@
 // Leader election is on whenever the store is shared (SharedStore:
 // fleet/postgres), else with Options.LeaderElection: each worker runs only
 // while its replica holds the worker's lease in the store (the workers that
-// drive the data plane — provisioning, ready, deprovision, deleting —
+// drive the data plane — provisioning, ready, deprovision, deleting,
+// suspending, resuming —
 // share one, "<kind>/dataplane", so that one replica's data plane runs
 // every instance: with a data plane per replica, split leaders would start
 // each instance twice), every worker

@@ -21,9 +21,20 @@ type Instance struct {
 	Region        string
 	MultiAZ       bool
 	InstanceType  string
-	Status        Status
-	FailedReason  string
-	ClusterID     string
+	// Size is the size of the instance type the instance has (the second
+	// half of the API's plan, "x1" in "standard.x1"); "" when not given.
+	Size string
+	// Units is the capacity units the instance consumes, recorded at
+	// creation (Service.Units of its type and size): they count towards
+	// its scope's quota and its cluster's capacity. Stores record 0 as 1.
+	Units int
+	// BillingModel is how the instance is billed, as the original's
+	// billing_model ("standard", "enterprise", "marketplace", "eval");
+	// fleetkit records it and bills nothing.
+	BillingModel string
+	Status       Status
+	FailedReason string
+	ClusterID    string
 	// Host is where the running instance answers, set when ready.
 	Host string
 	// NoReauthentication turns off the periodic reauthentication of the

@@ -28,6 +28,16 @@ func TestTransitions(t *testing.T) {
 		{fleet.StatusDeleting, fleet.StatusReady, false},
 		{fleet.StatusFailed, fleet.StatusReady, false},
 		{fleet.StatusDeprovision, fleet.StatusFailed, false},
+		{fleet.StatusReady, fleet.StatusSuspending, true},
+		{fleet.StatusSuspending, fleet.StatusSuspended, true},
+		{fleet.StatusSuspended, fleet.StatusResuming, true},
+		{fleet.StatusResuming, fleet.StatusReady, true},
+		{fleet.StatusSuspended, fleet.StatusDeprovision, true},
+		{fleet.StatusSuspending, fleet.StatusResuming, true},
+		{fleet.StatusAccepted, fleet.StatusSuspending, false},
+		{fleet.StatusFailed, fleet.StatusSuspending, false},
+		{fleet.StatusSuspended, fleet.StatusReady, false},
+		{fleet.StatusDeprovision, fleet.StatusSuspending, false},
 		{"bogus", "bogus", false},
 	}
 	for _, tt := range tests {

@@ -55,7 +55,11 @@ type Options struct {
 	// (by ID) that is ready, matches the instance's cloud provider, region,
 	// multi-AZ and instance type, and has its units free.
 	Placement Placement
-	// Units is the capacity units of an instance type (absent: 1).
+	// Units is the capacity units an instance consumes, by plan
+	// ("standard.x2") or by instance type ("standard"): a plan without an
+	// entry takes its type's, a type without one 1 (Service.Units). The
+	// API records them in the instance at creation; they count towards
+	// the quota and the cluster's capacity.
 	Units map[string]int
 	// Denied, when set, tells the owners who may not use the service at
 	// all: the general worker deprovisions their instances and the API
@@ -169,17 +173,11 @@ func New(st Store, opts Options) (*Service, error) {
 	n := newNotifier()
 	s := &Service{kind: kind, opts: opts, raw: st, st: newNotifyingStore(st, n), m: m, log: log}
 	s.st = observingStore{Store: s.st, m: m}
-	units := func(t string) int {
-		if u, ok := opts.Units[t]; ok && u > 0 {
-			return u
-		}
-		return 1
-	}
 	worker := func(status Status, r reconciler) statusWorker {
 		w := statusWorker{Status: status, Reconciler: r, Interval: opts.Interval, Concurrency: opts.Concurrency, Timeout: opts.Timeouts[status]}
 		return w
 	}
-	accepted := worker(StatusAccepted, &acceptedReconciler{st: s.st, placement: opts.Placement, units: units, retry: opts.RetryInterval})
+	accepted := worker(StatusAccepted, &acceptedReconciler{st: s.st, placement: opts.Placement, retry: opts.RetryInterval})
 	accepted.TimeoutReason = func(i Instance) string {
 		return fmt.Sprintf("Region %s in cloud provider %s cannot accept %s %s at the moment.", i.Region, i.CloudProvider, i.InstanceType, kind.Display)
 	}
@@ -196,6 +194,8 @@ func New(st Store, opts Options) (*Service, error) {
 		worker(StatusReady, &readyReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval, kind: kind}),
 		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
 		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
+		worker(StatusSuspending, &suspendingReconciler{st: s.st, dp: opts.DataPlane}),
+		worker(StatusResuming, &provisioningReconciler{st: s.st, dp: opts.DataPlane, poll: opts.RetryInterval, status: StatusResuming}),
 	}
 	general := &generalWorker{st: s.st, kind: kind.Name, m: m}
 	if opts.Denied != nil {
@@ -229,7 +229,7 @@ func New(st Store, opts Options) (*Service, error) {
 	for i := range workers {
 		workers[i].Name = kind.Name + "/" + string(workers[i].Status)
 		switch workers[i].Status {
-		case StatusProvisioning, StatusReady, StatusDeprovision, StatusDeleting:
+		case StatusProvisioning, StatusReady, StatusDeprovision, StatusDeleting, StatusSuspending, StatusResuming:
 			workers[i].Lease = kind.Name + "/" + dataPlaneLease
 		}
 	}
@@ -249,10 +249,64 @@ func (s *Service) Kind() Kind { return s.kind }
 // the workers.
 func (s *Service) Store() Store { return s.st }
 
+// Units returns the capacity units an instance of instanceType in size
+// consumes: Options.Units of the plan "<instanceType>.<size>", else of
+// instanceType, else 1.
+func (s *Service) Units(instanceType, size string) int {
+	for _, key := range []string{instanceType + "." + size, instanceType} {
+		if u, ok := s.opts.Units[key]; ok && u > 0 {
+			return u
+		}
+	}
+	return 1
+}
+
 // Denied reports whether Options.Denied refuses the owner (false without
 // it): the API answers such an owner 403.
 func (s *Service) Denied(owner, organisation string) bool {
 	return s.opts.Denied != nil && s.opts.Denied(owner, organisation)
+}
+
+// Suspend suspends the instance with id, as the original's admin update
+// (suspended: true) does: a ready or resuming instance goes to suspending,
+// and the workers stop it on the data plane (suspended). It keeps its
+// cluster and its quota. Suspending a suspending or suspended instance
+// does nothing; any other status is a *TransitionError; an instance of
+// another kind, or deleted, ErrNotFound.
+func (s *Service) Suspend(ctx context.Context, id string) error {
+	return s.moveTo(ctx, id, StatusSuspending, StatusSuspended)
+}
+
+// Resume resumes the instance with id (the original's admin update with
+// suspended: false): a suspended or suspending instance goes to resuming,
+// and the workers start it again (ready). Resuming a resuming or ready
+// instance does nothing; any other status is a *TransitionError.
+func (s *Service) Resume(ctx context.Context, id string) error {
+	return s.moveTo(ctx, id, StatusResuming, StatusReady)
+}
+
+// moveTo moves instance id to status to unless it is there or at done
+// already; a lost swap (a worker moved it meanwhile) is retried.
+func (s *Service) moveTo(ctx context.Context, id string, to, done Status) error {
+	for {
+		inst, err := s.st.GetInstance(ctx, id)
+		if err == nil && (inst.Kind != s.kind.Name || inst.DeletedAt != nil) {
+			err = fmt.Errorf("%w: instance %s", ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		if inst.Status == to || inst.Status == done {
+			return nil
+		}
+		if err := CheckTransition(inst.Status, to); err != nil {
+			return err
+		}
+		_, err = s.st.UpdateInstance(ctx, Update{ID: id, From: inst.Status, To: to})
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
 }
 
 // Logger returns the logger of Options.Logger (slog.Default() when nil).

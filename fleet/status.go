@@ -12,7 +12,11 @@ type Status string
 // Instance statuses. accepted → preparing → provisioning → ready; the first
 // three (and ready) may fail; ready and failed (and the first three) go to
 // deprovision on a delete request, then deleting, then the row is soft
-// deleted (DeletedAt set, status stays deleting).
+// deleted (DeletedAt set, status stays deleting). As in the original, a
+// ready instance may be suspended (Service.Suspend: ready → suspending →
+// suspended, its data plane stopped, its cluster place and quota kept) and
+// resumed (Service.Resume: suspended → resuming → ready); each of the three
+// may fail or be deleted, and suspending and resuming may be reversed.
 const (
 	StatusAccepted     Status = "accepted"
 	StatusPreparing    Status = "preparing"
@@ -21,6 +25,9 @@ const (
 	StatusFailed       Status = "failed"
 	StatusDeprovision  Status = "deprovision"
 	StatusDeleting     Status = "deleting"
+	StatusSuspending   Status = "suspending"
+	StatusSuspended    Status = "suspended"
+	StatusResuming     Status = "resuming"
 )
 
 // transitions lists, for every status of an instance (S is Status) or of a
@@ -55,16 +62,20 @@ func instanceTransitions() map[Status][]Status {
 		StatusAccepted:     {StatusPreparing, StatusFailed, StatusDeprovision},
 		StatusPreparing:    {StatusProvisioning, StatusFailed, StatusDeprovision},
 		StatusProvisioning: {StatusReady, StatusFailed, StatusDeprovision},
-		StatusReady:        {StatusFailed, StatusDeprovision},
+		StatusReady:        {StatusFailed, StatusDeprovision, StatusSuspending},
 		StatusFailed:       {StatusDeprovision},
 		StatusDeprovision:  {StatusDeleting},
 		StatusDeleting:     {},
+		StatusSuspending:   {StatusSuspended, StatusResuming, StatusFailed, StatusDeprovision},
+		StatusSuspended:    {StatusResuming, StatusFailed, StatusDeprovision},
+		StatusResuming:     {StatusReady, StatusSuspending, StatusFailed, StatusDeprovision},
 	}
 }
 
 // Statuses returns every instance status in lifecycle order.
 func Statuses() []Status {
-	return []Status{StatusAccepted, StatusPreparing, StatusProvisioning, StatusReady, StatusFailed, StatusDeprovision, StatusDeleting}
+	return []Status{StatusAccepted, StatusPreparing, StatusProvisioning, StatusReady, StatusFailed, StatusDeprovision, StatusDeleting,
+		StatusSuspending, StatusSuspended, StatusResuming}
 }
 
 // Valid reports whether s is a known instance status.

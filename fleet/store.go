@@ -24,8 +24,9 @@ type Store interface {
 	// transaction: it first takes a lock on inst's kind and scope
 	// (organisation, else owner) that serialises every
 	// CreateInstanceChecked of that scope across all the processes
-	// sharing the database, then counts the live instances of the kind in
-	// the scope and calls check with the count. An error from check is
+	// sharing the database, then sums the capacity units (Instance.Units)
+	// of the live instances of the kind in the scope and calls check with
+	// the sum (the count, when every instance is one unit). An error from check is
 	// returned as is and nothing is written. check runs under the lock:
 	// it must be quick. This is what keeps a quota across replicas.
 	CreateInstanceChecked(ctx context.Context, inst Instance, check func(live int) error) error

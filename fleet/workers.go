@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/lease"
-	"github.com/fleetkit/fleetkit/fleet/search"
 )
 
 // The standard reconcilers of the seeds, one per status. Each reads the
@@ -50,7 +50,6 @@ func ignoreConflict(err error) error {
 type acceptedReconciler struct {
 	st        Store
 	placement Placement
-	units     func(instanceType string) int
 	retry     time.Duration
 
 	// mu serialises placements, so two instances never take the last free
@@ -121,6 +120,9 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 	}
 	usage := make([]cluster.Usage, 0, len(r.clusters))
 	for _, c := range r.clusters {
+		if inst.ClusterID != "" && c.ID != inst.ClusterID {
+			continue // created for that cluster (an admin's cluster_id)
+		}
 		u := cluster.Usage{Cluster: c}
 		if c.Status == cluster.Ready && c.Capacity > 0 {
 			var err error
@@ -130,24 +132,27 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 		}
 		usage = append(usage, u)
 	}
-	return r.placement.Place(inst, r.units(inst.InstanceType), usage)
+	return r.placement.Place(inst, max(inst.Units, 1), usage)
 }
 
-// used counts the capacity units of the live instances on c.
+// used sums the capacity units the live instances on c consume (each
+// records its own: Instance.Units).
 func (r *acceptedReconciler) used(ctx context.Context, c cluster.Cluster) (int, error) {
-	if len(c.InstanceTypes) == 0 {
-		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1})
-		return n * r.units(""), err
-	}
 	total := 0
-	for _, t := range c.InstanceTypes {
-		_, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Size: -1, Search: search.Cond{Field: "instance_type", Op: search.OpEq, Values: []string{t}}})
+	for page := 1; ; page++ {
+		insts, n, err := r.st.ListInstances(ctx, Query{ClusterID: c.ID, Page: page, Size: maxPageSize, OrderBy: []Order{{Field: "id"}}})
 		if err != nil {
 			return 0, err
 		}
-		total += n * r.units(t)
+		for _, i := range insts {
+			if i.Status != StatusAccepted { // an admin's cluster_id: not placed yet
+				total += max(i.Units, 1)
+			}
+		}
+		if page*maxPageSize >= n {
+			return total, nil
+		}
 	}
-	return total, nil
 }
 
 // preparingReconciler creates the external resources.
@@ -168,15 +173,19 @@ func (r *preparingReconciler) Reconcile(ctx context.Context, req request) (resul
 	return result{}, ignoreConflict(err)
 }
 
-// provisioningReconciler asks the data plane and waits for ready.
+// provisioningReconciler asks the data plane and waits for ready. The
+// resuming worker is one too (status StatusResuming): a resumed instance
+// is started again on its cluster, as a new one is.
 type provisioningReconciler struct {
-	st   Store
-	dp   DataPlane
-	poll time.Duration
+	st     Store
+	dp     DataPlane
+	poll   time.Duration
+	status Status // the worker's: StatusProvisioning when ""
 }
 
 func (r *provisioningReconciler) Reconcile(ctx context.Context, req request) (result, error) {
-	inst, ok, err := getIn(ctx, r.st, req, StatusProvisioning)
+	from := cmp.Or(r.status, StatusProvisioning)
+	inst, ok, err := getIn(ctx, r.st, req, from)
 	if err != nil || !ok {
 		return result{}, err
 	}
@@ -187,7 +196,7 @@ func (r *provisioningReconciler) Reconcile(ctx context.Context, req request) (re
 	case !s.Ready:
 		return result{RequeueAfter: r.poll}, settleStarted(ctx, r.st, r.dp, inst, s)
 	}
-	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusProvisioning, To: StatusReady, Host: &s.Host, Fence: req.Fence})
+	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: from, To: StatusReady, Host: &s.Host, Fence: req.Fence})
 	if taken, err := hostTaken(ctx, r.dp, inst, err); taken {
 		return result{RequeueAfter: r.poll}, err
 	}
@@ -202,7 +211,7 @@ func (r *provisioningReconciler) Reconcile(ctx context.Context, req request) (re
 // wantsRunning reports whether inst should have something running on the
 // data plane.
 func wantsRunning(inst Instance) bool {
-	return inst.DeletedAt == nil && (inst.Status == StatusProvisioning || inst.Status == StatusReady)
+	return inst.DeletedAt == nil && (inst.Status == StatusProvisioning || inst.Status == StatusReady || inst.Status == StatusResuming)
 }
 
 // settle converges the data plane to the instance's row as it is now: a
@@ -313,6 +322,28 @@ func (r *readyReconciler) Reconcile(ctx context.Context, req request) (result, e
 		}
 	}
 	return result{}, r.res.Ensure(ctx, inst)
+}
+
+// suspendingReconciler stops a suspending instance on the data plane and
+// records it suspended: it keeps its cluster (and the capacity it takes
+// there) and its quota, and gives up its host, which a stopped instance
+// no longer answers at.
+type suspendingReconciler struct {
+	st Store
+	dp DataPlane
+}
+
+func (r *suspendingReconciler) Reconcile(ctx context.Context, req request) (result, error) {
+	inst, ok, err := getIn(ctx, r.st, req, StatusSuspending)
+	if err != nil || !ok {
+		return result{}, err
+	}
+	if err := r.dp.Remove(ctx, inst); err != nil {
+		return result{}, fmt.Errorf("data plane: %w", err)
+	}
+	none := ""
+	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusSuspending, To: StatusSuspended, Host: &none, Fence: req.Fence})
+	return result{}, ignoreConflict(err)
 }
 
 // deprovisionReconciler removes the instance from the data plane.
@@ -448,7 +479,7 @@ func (w *sweeper) pass(ctx context.Context, _ lease.Fence) error {
 	for _, r := range running {
 		inst, ok := live[r.ID]
 		switch {
-		case !ok || inst.Status == StatusFailed || inst.Status == StatusAccepted || inst.Status == StatusPreparing:
+		case !ok || inst.Status == StatusFailed || inst.Status == StatusAccepted || inst.Status == StatusPreparing || inst.Status == StatusSuspended:
 		case inst.Status == StatusReady && inst.Host != "" && r.Host != inst.Host && !r.CreatedAt.IsZero() && time.Since(r.CreatedAt) > w.grace:
 		default:
 			continue

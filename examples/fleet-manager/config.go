@@ -38,6 +38,8 @@ type Config struct {
 		InstanceTypes []string `yaml:"instance_types"`
 		Capacity      int      `yaml:"capacity"`
 	} `yaml:"clusters"`
+	// Units are the capacity units of a plan ("standard.x2") or of an
+	// instance type (fleet.Options.Units; default 1).
 	Units     map[string]int           `yaml:"units"`
 	QuotaList string                   `yaml:"quota_list"`
 	DenyList  string                   `yaml:"deny_list"`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/auth"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/fleet/quota"
 	"github.com/fleetkit/fleetkit/fleet/search"
 	"github.com/fleetkit/fleetkit/internal/httpjson"
@@ -184,16 +185,19 @@ func (s *Handler) provider(id string) (CloudProvider, bool) {
 	return s.opts.CloudProviders[i], true
 }
 
-// The error catalogue of the original API: code → HTTP status and reason.
-// Error bodies carry "<KIND>S-MGMT-<code>".
+// The error catalogue of the original API: code → HTTP status and reason,
+// the original's codes this API can return (its others are about service
+// accounts, SSO, terms, billing accounts and rate limits, which fleetkit
+// has not). Error bodies carry "<KIND>S-MGMT-<code>".
 func errorCatalogue(k fleet.Kind) map[int]apiErrorDef {
 	return map[int]apiErrorDef{
 		4:   {http.StatusForbidden, "Forbidden to perform this action"},
 		5:   {http.StatusForbidden, "Forbidden to create more instances than the maximum allowed"},
+		6:   {http.StatusConflict, "An entity with the specified unique values already exists"},
 		7:   {http.StatusNotFound, "Resource not found"},
 		9:   {http.StatusInternalServerError, "Unspecified error"},
 		10:  {http.StatusMethodNotAllowed, "HTTP Method not implemented for this endpoint"},
-		11:  {http.StatusForbidden, "Account is unauthorized to perform this operation"},
+		11:  {http.StatusForbidden, "Account is unauthorized to perform this action"},
 		15:  {http.StatusUnauthorized, "Account authentication could not be verified"},
 		17:  {http.StatusBadRequest, "Unable to read request body"},
 		21:  {http.StatusBadRequest, "Bad request"},
@@ -204,11 +208,13 @@ func errorCatalogue(k fleet.Kind) map[int]apiErrorDef {
 		32:  {http.StatusBadRequest, k.Display + " cluster name is invalid"},
 		33:  {http.StatusBadRequest, "Minimum field length not reached"},
 		34:  {http.StatusBadRequest, "Maximum field length has been depassed"},
+		35:  {http.StatusBadRequest, "Only multiAZ " + k.Display + "s are supported, use multi_az=true"},
 		36:  {http.StatusConflict, k.Display + " cluster name is already used"},
 		41:  {http.StatusBadRequest, "Instance Type not supported"},
 		42:  {http.StatusBadRequest, "Instance plan not supported"},
 		103: {http.StatusBadRequest, "Synchronous action is not supported, use async=true parameter"},
 		120: {http.StatusForbidden, "Insufficient quota"},
+		121: {http.StatusInternalServerError, "Failed to check quota"},
 	}
 }
 
@@ -408,7 +414,25 @@ func (s *Handler) routes() http.Handler {
 		w.Header().Set("X-Operation-Id", fleet.NewID())
 		s.writeError(w, r, apiErr(7, "Unable to find the resource at %s", r.URL.Path))
 	})
-	return s.recoverPanics(s.cors(mux))
+	return s.recoverPanics(s.cors(trimTrailingSlash(mux)))
+}
+
+// trimTrailingSlash serves a path with a trailing slash as the path
+// without it ("/dinosaurs/" is "/dinosaurs"), as the original does for
+// every path.
+func trimTrailingSlash(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = strings.TrimRight(p, "/")
+			r2.URL.RawPath = strings.TrimRight(r.URL.RawPath, "/")
+			if r2.URL.Path == "" {
+				r2.URL.Path = "/"
+			}
+			r = r2
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // notImplemented lists the original's public calls this API leaves out,
@@ -423,7 +447,7 @@ func (s *Handler) notImplemented() map[string]string {
 		"GET " + item + "/metrics/query":       "instance metrics need a metrics back end (the original's observatorium)",
 		"GET " + item + "/metrics/query_range": "instance metrics need a metrics back end (the original's observatorium)",
 		"GET " + item + "/metrics/federate":    "instance metrics need a metrics back end (the original's observatorium)",
-		"POST " + item + "/promote":            "billing models are not modelled",
+		"POST " + item + "/promote":            "billing models are recorded, not billed: promoting needs the original's billing back end",
 	}
 }
 
@@ -448,6 +472,7 @@ func (s *Handler) instanceJSON(i fleet.Instance) map[string]any {
 	}
 	for field, v := range map[string]string{
 		"organisation_id": i.Organisation, s.kind.HostField: i.Host, "failed_reason": i.FailedReason, "cluster_id": i.ClusterID,
+		"size_id": i.Size, "billing_model": i.BillingModel,
 	} {
 		if v != "" {
 			m[field] = v
@@ -476,8 +501,14 @@ type createRequest struct {
 	Plan          string `json:"plan"`
 	MultiAZ       *bool  `json:"multi_az"`
 	// Reauthentication is reauthentication_enabled; absent means on.
-	Reauthentication *bool `json:"reauthentication_enabled"`
+	Reauthentication *bool  `json:"reauthentication_enabled"`
+	BillingModel     string `json:"billing_model"`
+	// ClusterID places the instance on this cluster (org admins only).
+	ClusterID string `json:"cluster_id"`
 }
+
+// billingModels are the original's billing models; create refuses others.
+func billingModels() []string { return []string{"standard", "enterprise", "marketplace", "eval"} }
 
 func (s *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if r.URL.Query().Get("async") != "true" {
@@ -492,6 +523,9 @@ func (s *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principa
 	}
 	inst, err := s.validate(req, p)
 	if err != nil {
+		return err
+	}
+	if err := s.checkClusters(r.Context(), inst, p); err != nil {
 		return err
 	}
 	if err := s.checkRegionLimit(r.Context(), inst); err != nil {
@@ -529,18 +563,29 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 	}
 	region := cp.Regions[ri]
 	itype := region.InstanceTypes[0]
+	size := ""
 	if req.Plan != "" {
-		t, size, ok := strings.Cut(req.Plan, ".")
-		if !ok || t == "" || size == "" {
+		t, sz, ok := strings.Cut(req.Plan, ".")
+		if !ok || t == "" || sz == "" {
 			return fleet.Instance{}, apiErr(42, "Instance plan not supported: %q (want <instance_type>.<size>)", req.Plan)
 		}
 		if !slices.Contains(region.InstanceTypes, t) {
 			return fleet.Instance{}, apiErr(41, "Instance Type %q not supported in %s %s", t, cp.ID, region.ID)
 		}
-		if sizes := s.sizes(t); !slices.Contains(sizes, size) {
-			return fleet.Instance{}, apiErr(42, "Instance plan not supported: size %q of %s (sizes: %s)", size, t, strings.Join(sizes, ", "))
+		if sizes := s.sizes(t); !slices.Contains(sizes, sz) {
+			return fleet.Instance{}, apiErr(42, "Instance plan not supported: size %q of %s (sizes: %s)", sz, t, strings.Join(sizes, ", "))
 		}
-		itype = t
+		itype, size = t, sz
+	}
+	if size == "" {
+		size = s.sizes(itype)[0]
+	}
+	billing := "standard"
+	if req.BillingModel != "" {
+		if !slices.Contains(billingModels(), req.BillingModel) {
+			return fleet.Instance{}, apiErr(21, "invalid billing model: %q, only %s are allowed", req.BillingModel, strings.Join(billingModels(), ", "))
+		}
+		billing = req.BillingModel
 	}
 	multiAZ := true
 	if req.MultiAZ != nil {
@@ -550,6 +595,7 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 	inst := fleet.Instance{
 		ID: fleet.NewID(), Kind: s.kind.Name, Name: req.Name, Owner: p.Username, Organisation: p.Organisation,
 		CloudProvider: cp.ID, Region: region.ID, MultiAZ: multiAZ, InstanceType: itype, Status: fleet.StatusAccepted,
+		Size: size, Units: s.svc.Units(itype, size), BillingModel: billing, ClusterID: req.ClusterID,
 		CreatedAt: now, UpdatedAt: now, StatusSince: now,
 		NoReauthentication: req.Reauthentication != nil && !*req.Reauthentication,
 	}
@@ -558,6 +604,41 @@ func (s *Handler) validate(req createRequest, p auth.Principal) (fleet.Instance,
 		inst.ExpiresAt = &exp
 	}
 	return inst, nil
+}
+
+// checkClusters refuses a create no cluster can ever take: multi_az false
+// where no single-AZ cluster of the provider and region takes the
+// instance type (the original's 35), and an admin's cluster_id that names
+// no such cluster (21). Only an organisation administrator may choose the
+// cluster (11). Clusters going away (deprovisioning, cleanup, failed)
+// count as none.
+func (s *Handler) checkClusters(ctx context.Context, inst fleet.Instance, p auth.Principal) error {
+	if inst.ClusterID == "" && inst.MultiAZ {
+		return nil
+	}
+	if inst.ClusterID != "" && !p.OrgAdmin {
+		return apiErr(11, "Account is unauthorized to perform this action: only an organisation administrator chooses the cluster")
+	}
+	clusters, err := s.st.ListClusters(ctx)
+	if err != nil {
+		return err
+	}
+	takes := func(c cluster.Cluster) bool {
+		return c.CloudProvider == inst.CloudProvider && c.Region == inst.Region && c.MultiAZ == inst.MultiAZ &&
+			(len(c.InstanceTypes) == 0 || slices.Contains(c.InstanceTypes, inst.InstanceType)) &&
+			c.Status != cluster.Deprovisioning && c.Status != cluster.Cleanup && c.Status != cluster.Failed
+	}
+	if inst.ClusterID != "" {
+		i := slices.IndexFunc(clusters, func(c cluster.Cluster) bool { return c.ID == inst.ClusterID })
+		if i < 0 || !takes(clusters[i]) {
+			return apiErr(21, "cluster %q cannot take a %s %s instance in %s %s (multi_az %t)", inst.ClusterID, inst.InstanceType, s.kind.Display, inst.CloudProvider, inst.Region, inst.MultiAZ)
+		}
+		return nil
+	}
+	if !slices.ContainsFunc(clusters, takes) {
+		return &apiError{code: 35}
+	}
+	return nil
 }
 
 func (s *Handler) checkRegionLimit(ctx context.Context, inst fleet.Instance) error {
@@ -600,7 +681,13 @@ func (s *Handler) insert(ctx context.Context, inst fleet.Instance) error {
 		return s.st.CreateInstance(ctx, inst)
 	}
 	return s.st.CreateInstanceChecked(ctx, inst, func(live int) error {
-		return s.opts.Quota.CheckQuota(ctx, quota.Request{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live})
+		err := s.opts.Quota.CheckQuota(ctx, quota.Request{Owner: inst.Owner, Organisation: inst.Organisation, InstanceType: inst.InstanceType, Live: live, Units: inst.Units})
+		if err != nil && !errors.Is(err, quota.ErrMaxInstances) && !errors.Is(err, quota.ErrInsufficient) && !errors.Is(err, quota.ErrDenied) {
+			// The checker failed, it did not refuse: the original's 121.
+			s.log.Error("fleet: quota check failed", "owner", inst.Owner, "err", err)
+			return apiErr(121, "Failed to check quota: %v", err)
+		}
+		return err
 	})
 }
 
@@ -701,9 +788,9 @@ func (s *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principa
 		return &apiError{code: 103}
 	}
 	id := r.PathValue("id")
-	// A lost swap means a worker moved the instance on. The lifecycle has
-	// no cycle, so the instance can move at most len(Statuses) times before
-	// it is deprovisioning: retry that often, then answer 409 rather than
+	// A lost swap means a worker moved the instance on. Only suspending
+	// and resuming make a cycle, so the instance settles within about
+	// len(Statuses) moves: retry that often, then answer 409 rather than
 	// accept a delete that was not recorded.
 	for range len(fleet.Statuses()) + 1 {
 		inst, err := s.visibleInstance(r.Context(), id, p)
@@ -729,7 +816,7 @@ func (s *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principa
 			return err
 		}
 	}
-	return &apiError{code: 9, status: http.StatusConflict, reason: s.kind.Display + " " + id + " changed status concurrently: try again"}
+	return apiErr(6, "%s %s changed status concurrently: try again", s.kind.Display, id)
 }
 
 type updateRequest struct {
@@ -781,7 +868,7 @@ func (s *Handler) patch(w http.ResponseWriter, r *http.Request, p auth.Principal
 			return err
 		}
 	}
-	return &apiError{code: 9, status: http.StatusConflict, reason: s.kind.Display + " " + id + " changed status concurrently: try again"}
+	return apiErr(6, "%s %s changed status concurrently: try again", s.kind.Display, id)
 }
 
 func (s *Handler) cloudProviders(w http.ResponseWriter, _ *http.Request, _ auth.Principal) error {
@@ -861,7 +948,10 @@ func (s *Handler) instanceTypes(w http.ResponseWriter, r *http.Request, _ auth.P
 		}
 		sizes := make([]map[string]any, 0, len(s.sizes(t)))
 		for _, sz := range s.sizes(t) {
-			sizes = append(sizes, map[string]any{"id": sz, "display_name": sz, "lifespan_seconds": lifespan})
+			// One unit of capacity is one unit of quota (Options.Units).
+			units := s.svc.Units(t, sz)
+			sizes = append(sizes, map[string]any{"id": sz, "display_name": sz, "lifespan_seconds": lifespan,
+				"capacity_consumed": units, "quota_consumed": units})
 		}
 		types = append(types, map[string]any{"id": t, "display_name": strings.ToUpper(t[:1]) + t[1:], "sizes": sizes})
 	}

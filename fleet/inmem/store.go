@@ -56,7 +56,7 @@ func (s *Store) CreateInstanceChecked(_ context.Context, inst fleet.Instance, ch
 	live := 0
 	for _, i := range s.instances {
 		if i.DeletedAt == nil && i.Kind == inst.Kind && i.Scope() == inst.Scope() {
-			live++
+			live += i.Units
 		}
 	}
 	if err := check(live); err != nil {
@@ -75,6 +75,7 @@ func (s *Store) CreateInstanceChecked(_ context.Context, inst fleet.Instance, ch
 			return err
 		}
 	}
+	inst.Units = max(inst.Units, 1)
 	s.instances[inst.ID] = clone(inst)
 	return nil
 }

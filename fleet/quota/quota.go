@@ -40,9 +40,12 @@ type Checker interface {
 // Request is one creation to check.
 type Request struct {
 	Owner, Organisation, InstanceType string
-	// Live is the number of live instances of the kind in the owner's
-	// scope (organisation, else owner).
+	// Live is the capacity units the live instances of the kind in the
+	// owner's scope (organisation, else owner) consume: their number when
+	// each is one unit.
 	Live int
+	// Units is the capacity units the new instance consumes (0: one).
+	Units int
 }
 
 // CheckerFunc adapts a function to Checker.
@@ -66,6 +69,8 @@ func (f CheckerFunc) CheckQuota(ctx context.Context, req Request) error { return
 //	  max_allowed_instances: 1
 //	  instance_types: [developer]
 //
+// max_allowed_instances counts capacity units, as the original's
+// streaming units: an instance of a size of 2 units counts as two.
 // An organisation entry applies to every member; a user entry applies to a
 // user whose token has no organisation in the list. An empty
 // instance_types allows every type. It is immutable and safe for
@@ -120,8 +125,10 @@ func (q *List) CheckQuota(_ context.Context, req Request) error {
 	if len(e.InstanceTypes) > 0 && !slices.Contains(e.InstanceTypes, req.InstanceType) {
 		return fmt.Errorf("%w: instance type %q is not allowed", ErrInsufficient, req.InstanceType)
 	}
-	if req.Live >= e.MaxAllowedInstances {
-		return fmt.Errorf("%w: %d of %d", ErrMaxInstances, req.Live, e.MaxAllowedInstances)
+	// As the original's streaming units: a size counts as many instances
+	// as it consumes capacity units.
+	if req.Live+max(req.Units, 1) > e.MaxAllowedInstances {
+		return fmt.Errorf("%w: %d + %d of %d", ErrMaxInstances, req.Live, max(req.Units, 1), e.MaxAllowedInstances)
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ registered_users:
 		{"user at max", quota.Request{Owner: "alice", InstanceType: "developer", Live: 1}, quota.ErrMaxInstances},
 		{"org member", quota.Request{Owner: "bob", Organisation: "acme", InstanceType: "standard", Live: 2}, nil},
 		{"org at max", quota.Request{Owner: "bob", Organisation: "acme", InstanceType: "standard", Live: 3}, quota.ErrMaxInstances},
+		{"org: a 2-unit size fits the last 2 units", quota.Request{Owner: "bob", Organisation: "acme", InstanceType: "standard", Live: 1, Units: 2}, nil},
+		{"org: a 2-unit size over the last unit", quota.Request{Owner: "bob", Organisation: "acme", InstanceType: "standard", Live: 2, Units: 2}, quota.ErrMaxInstances},
 		{"org type not allowed", quota.Request{Owner: "bob", Organisation: "acme", InstanceType: "developer"}, quota.ErrInsufficient},
 		{"unknown user, no default", quota.Request{Owner: "eve", InstanceType: "standard"}, quota.ErrInsufficient},
 		{"registered user in an unknown org", quota.Request{Owner: "alice", Organisation: "other", InstanceType: "standard"}, nil},

@@ -42,7 +42,7 @@ func TestMigrationsOnce(t *testing.T) {
 		require.NoError(t, err)
 		v, err := sqlite.Version(context.Background(), st)
 		require.NoError(t, err)
-		require.Equal(t, 3, v)
+		require.Equal(t, 5, v)
 		require.NoError(t, st.Close())
 	}
 }
@@ -111,8 +111,10 @@ func TestHostsUniqueMigration(t *testing.T) {
 			Host: host, CreatedAt: now, UpdatedAt: now, StatusSince: now}))
 	}
 	// The rows are written; the later migrations' columns go too.
-	_, err = sqlite.DB(st).ExecContext(ctx, `ALTER TABLE instances DROP COLUMN no_reauthentication`)
-	require.NoError(t, err)
+	for _, col := range []string{"no_reauthentication", "size_id", "units", "billing_model"} {
+		_, err = sqlite.DB(st).ExecContext(ctx, `ALTER TABLE instances DROP COLUMN `+col)
+		require.NoError(t, err)
+	}
 	require.NoError(t, st.Close())
 
 	st, err = sqlite.Open(ctx, path)

@@ -59,6 +59,12 @@ func RunLifecycle(t *testing.T, newStore NewStore) {
 		{"Sweep", testSweep},
 		{"ReadyReportsLoss", testReadyReportsLoss},
 		{"HostNotReused", testHostNotReused},
+		{"SizeUnits", testSizeUnits},
+		{"SuspendResume", testSuspendResume},
+		{"CreateOptions", testCreateOptions},
+		{"TrailingSlash", testTrailingSlash},
+		{"QuotaCheckFails", testQuotaCheckFails},
+		{"KafkaIssue19", testKafkaIssue19},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore) })
@@ -603,8 +609,10 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
 	assert.JSONEq(t, `{"instance_types": [
 		{"id": "standard", "display_name": "Standard", "sizes": [
-			{"id": "x1", "display_name": "x1", "lifespan_seconds": null}, {"id": "x2", "display_name": "x2", "lifespan_seconds": null}]},
-		{"id": "developer", "display_name": "Developer", "sizes": [{"id": "x1", "display_name": "x1", "lifespan_seconds": 172800}]}]}`, string(r.Raw))
+			{"id": "x1", "display_name": "x1", "lifespan_seconds": null, "capacity_consumed": 1, "quota_consumed": 1},
+			{"id": "x2", "display_name": "x2", "lifespan_seconds": null, "capacity_consumed": 1, "quota_consumed": 1}]},
+		{"id": "developer", "display_name": "Developer", "sizes": [
+			{"id": "x1", "display_name": "x1", "lifespan_seconds": 172800, "capacity_consumed": 1, "quota_consumed": 1}]}]}`, string(r.Raw))
 	assertError(t, h.Client.Do(t, alice, http.MethodGet, "instance_types/gcp/us-east-1", nil), http.StatusBadRequest, "30")
 	assertError(t, h.Client.Do(t, alice, http.MethodGet, "instance_types/aws/mars-1", nil), http.StatusBadRequest, "31")
 	assertError(t, h.Client.Do(t, nobody, http.MethodGet, "instance_types/aws/us-east-1", nil), http.StatusUnauthorized, "15")
@@ -658,8 +666,21 @@ func testCatalogues(t *testing.T, newStore NewStore) {
 	for _, it := range r.Items() {
 		codes[it["code"].(string)] = true
 	}
-	for _, c := range []int{4, 5, 7, 9, 11, 15, 17, 21, 23, 24, 30, 31, 32, 33, 34, 36, 103, 120} {
+	// Every code of the original this API can return, and no other.
+	want := []int{4, 5, 6, 7, 9, 10, 11, 15, 17, 21, 23, 24, 30, 31, 32, 33, 34, 35, 36, 41, 42, 103, 120, 121}
+	for _, c := range want {
 		assert.True(t, codes[fmt.Sprintf("DINOSAURS-MGMT-%d", c)], "code %d in the catalogue", c)
+	}
+	assert.Len(t, codes, len(want))
+	assert.Equal(t, float64(len(want)), r.Body["total"])
+	for code, reason := range map[string]string{
+		"6": "An entity with the specified unique values already exists", "11": "Account is unauthorized to perform this action",
+		"35": "Only multiAZ Dinosaurs are supported, use multi_az=true", "121": "Failed to check quota",
+	} {
+		e := h.Client.Do(t, nobody, http.MethodGet, "errors/"+code, nil)
+		require.Equal(t, http.StatusOK, e.Status, "%s", e.Raw)
+		assert.Equal(t, reason, e.Str("reason"))
+		assert.Equal(t, "DINOSAURS-MGMT-"+code, e.Str("code"))
 	}
 	r = h.Client.Do(t, nobody, http.MethodGet, "errors/36", nil)
 	require.Equal(t, http.StatusOK, r.Status)

@@ -231,6 +231,15 @@ CREATE UNIQUE INDEX instances_live_host ON instances (host) WHERE deleted_at IS 
 		// Version 3: the API's reauthentication_enabled, stored inverted so
 		// that existing rows keep the default (on).
 		`ALTER TABLE instances ADD COLUMN no_reauthentication ` + s.d.BoolType + ` NOT NULL DEFAULT FALSE`,
+		// Version 4 is the agent reports' (another branch); a no-op here
+		// until that branch is merged, so that this one can be version 5.
+		`SELECT 1`,
+		// Version 5: the size of an instance's plan, the capacity units it
+		// consumes and its billing model; existing rows had one size of
+		// one unit and the standard model.
+		`ALTER TABLE instances ADD COLUMN size_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE instances ADD COLUMN units INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE instances ADD COLUMN billing_model TEXT NOT NULL DEFAULT 'standard'`,
 	}
 }
 
@@ -288,7 +297,7 @@ func Version(ctx context.Context, s *Store) (int, error) {
 	return v, err
 }
 
-const instanceCols = `id, kind, name, owner, organisation, cloud_provider, region, multi_az, instance_type, status, failed_reason, cluster_id, host, created_at, updated_at, status_since, expires_at, deleted_at, no_reauthentication`
+const instanceCols = `id, kind, name, owner, organisation, cloud_provider, region, multi_az, instance_type, status, failed_reason, cluster_id, host, created_at, updated_at, status_since, expires_at, deleted_at, no_reauthentication, size_id, units, billing_model`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -301,7 +310,7 @@ func scanInstance(r scanner) (fleet.Instance, error) {
 	)
 	err := r.Scan(&i.ID, &i.Kind, &i.Name, &i.Owner, &i.Organisation, &i.CloudProvider, &i.Region, &i.MultiAZ,
 		&i.InstanceType, &status, &i.FailedReason, &i.ClusterID, &i.Host, &i.CreatedAt, &i.UpdatedAt, &i.StatusSince,
-		&expires, &deletedAt, &i.NoReauthentication)
+		&expires, &deletedAt, &i.NoReauthentication, &i.Size, &i.Units, &i.BillingModel)
 	if err != nil {
 		return i, err
 	}
@@ -325,7 +334,7 @@ func nullTime(t *time.Time) any {
 	return t.UTC()
 }
 
-const insertInstance = `INSERT INTO instances (` + instanceCols + `, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertInstance = `INSERT INTO instances (` + instanceCols + `, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func validInstance(i fleet.Instance) error {
 	if i.ID == "" {
@@ -340,7 +349,7 @@ func validInstance(i fleet.Instance) error {
 func insertArgs(i fleet.Instance) []any {
 	return []any{i.ID, i.Kind, i.Name, i.Owner, i.Organisation, i.CloudProvider, i.Region, i.MultiAZ, i.InstanceType, string(i.Status),
 		i.FailedReason, i.ClusterID, i.Host, i.CreatedAt.UTC(), i.UpdatedAt.UTC(), i.StatusSince.UTC(), nullTime(i.ExpiresAt),
-		nullTime(i.DeletedAt), i.NoReauthentication, i.Scope()}
+		nullTime(i.DeletedAt), i.NoReauthentication, i.Size, max(i.Units, 1), i.BillingModel, i.Scope()}
 }
 
 // CreateInstance implements fleet.Store.
@@ -374,7 +383,7 @@ func (s *Store) CreateInstanceChecked(ctx context.Context, i fleet.Instance, che
 			return err
 		}
 		var live int
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM instances WHERE `+where), args...).Scan(&live); err != nil {
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT COALESCE(SUM(units), 0) FROM instances WHERE `+where), args...).Scan(&live); err != nil {
 			return err
 		}
 		if checkErr = check(live); checkErr != nil {
