@@ -159,6 +159,15 @@ func TestLifecycle(t *testing.T) {
 		eventually(t, "rex ready", func() bool { return f.inst(t, rex).Status == fleet.StatusReady })
 		assert.Equal(t, "dinosaur-rex.ns.svc:8080", f.inst(t, rex).Host)
 
+		// The agent lost rex's Pod and recreates it: the ready instance
+		// says so (failed_reason, the degraded signal) until it is back.
+		a.report(map[string]fleet.InstanceReport{rex: {Phase: "installing"}})
+		eventually(t, "rex degraded", func() bool { return f.inst(t, rex).FailedReason != "" })
+		assert.Equal(t, fleet.StatusReady, f.inst(t, rex).Status, "a gap does not fail it")
+		a.report(map[string]fleet.InstanceReport{rex: {Phase: "ready", Host: "dinosaur-rex.ns.svc:8080"}})
+		eventually(t, "rex back", func() bool { return f.inst(t, rex).FailedReason == "" })
+		a.heartbeat(0)
+
 		// Silent for longer than the stale period: the cluster takes no
 		// new instance, and rex stays ready.
 		ok, err := f.dp.Schedulable(context.Background(), "a")
