@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
@@ -31,6 +32,9 @@ const (
 	MaxWait             = 60 * time.Second
 	defaultPollInterval = 500 * time.Millisecond
 	defaultMaxWaiters   = 256
+	// maxClusterWaiters bounds the long-polls of one cluster, so that one
+	// cluster's token cannot take every waiter slot.
+	maxClusterWaiters = 4
 	// maxBody bounds a request body.
 	maxBody = 1 << 20
 )
@@ -44,8 +48,8 @@ type Options struct {
 	// PollInterval is how often a long-poll reads the desired instances
 	// again (0: 500ms): the store is the only channel between replicas.
 	PollInterval time.Duration
-	// MaxWaiters bounds the long-polls waiting at once (0: 256); one more
-	// is answered 503 with Retry-After.
+	// MaxWaiters bounds the long-polls waiting at once (0: 256), four per
+	// cluster at most; one more is answered 503 with Retry-After.
 	MaxWaiters int
 	// Logger receives internal errors (nil: slog.Default()). Tokens are
 	// never logged.
@@ -62,6 +66,10 @@ type Handler struct {
 	waiters chan struct{}
 	log     *slog.Logger
 	base    string
+
+	mu sync.Mutex
+	// byCluster counts the long-polls waiting per cluster; guarded by mu.
+	byCluster map[string]int
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -94,7 +102,7 @@ func New(st Store, opts Options) (*Handler, error) {
 		opts.Logger = slog.Default()
 	}
 	return &Handler{st: st, kind: kind, secret: slices.Clone(opts.Secret), poll: opts.PollInterval,
-		waiters: make(chan struct{}, opts.MaxWaiters), log: opts.Logger, base: kind.BasePath() + "/agent-clusters/"}, nil
+		waiters: make(chan struct{}, opts.MaxWaiters), log: opts.Logger, byCluster: map[string]int{}, base: kind.BasePath() + "/agent-clusters/"}, nil
 }
 
 // Path returns the prefix h serves, to mount it: "<BasePath>/agent-clusters/".
@@ -282,13 +290,12 @@ func (h *Handler) listInstances(w http.ResponseWriter, r *http.Request, id strin
 		return err
 	}
 	if match != "" && match == etag && wait > 0 {
-		select {
-		case h.waiters <- struct{}{}:
-			defer func() { <-h.waiters }()
-		default:
+		release, ok := h.acquireWaiter(id)
+		if !ok {
 			w.Header().Set("Retry-After", "1")
-			return errf(http.StatusServiceUnavailable, 9, "too many agents waiting; retry without wait or later")
+			return errf(http.StatusServiceUnavailable, 9, "too many long-polls waiting; retry later")
 		}
+		defer release()
 		items, etag, err = h.waitChange(r.Context(), id, etag, wait)
 		if err != nil {
 			return err
@@ -301,6 +308,30 @@ func (h *Handler) listInstances(w http.ResponseWriter, r *http.Request, id strin
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"kind": h.kind.Display + "List", "items": items})
 	return nil
+}
+
+// acquireWaiter takes a waiter slot for cluster id, if one is free, and
+// returns its release.
+func (h *Handler) acquireWaiter(id string) (release func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byCluster[id] >= maxClusterWaiters {
+		return nil, false
+	}
+	select {
+	case h.waiters <- struct{}{}:
+	default:
+		return nil, false
+	}
+	h.byCluster[id]++
+	return func() {
+		<-h.waiters
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.byCluster[id]--; h.byCluster[id] == 0 {
+			delete(h.byCluster, id) // the map holds waiting clusters only
+		}
+	}, true
 }
 
 // waitChange polls the desired instances of cluster id until their ETag

@@ -269,3 +269,43 @@ func TestLongPoll(t *testing.T) {
 		assert.Equal(t, time.Second, time.Since(start))
 	})
 }
+
+// TestLongPollPerCluster: one cluster's agent cannot take every waiter
+// slot: its fifth long-poll is refused while another cluster's waits.
+func TestLongPollPerCluster(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, agentapi.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		poll := func(cluster string) *httptest.ResponseRecorder {
+			tok := agentapi.Token(secret, "dinosaur", cluster)
+			etag := f.do(t, http.MethodGet, base+cluster+"/dinosaurs", tok, "").Header().Get("ETag")
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, base+cluster+"/dinosaurs?wait=60s", nil)
+			r.Header.Set("Authorization", "Bearer "+tok)
+			r.Header.Set("If-None-Match", etag)
+			w := httptest.NewRecorder()
+			f.h.ServeHTTP(w, r)
+			return w
+		}
+		done := make(chan *httptest.ResponseRecorder, 5)
+		for range 4 {
+			go func() { done <- poll("a") }()
+		}
+		synctest.Wait()
+		require.Empty(t, done, "four long-polls of cluster a wait")
+		requireError(t, poll("a"), http.StatusServiceUnavailable, "DINOSAURS-MGMT-9")
+		go func() { done <- poll("b") }()
+		synctest.Wait()
+		require.Empty(t, done, "cluster b's long-poll waits")
+		cancel()
+		for range 5 {
+			<-done
+		}
+		// Their slots are free again.
+		tok := agentapi.Token(secret, "dinosaur", "a")
+		etag := f.do(t, http.MethodGet, base+"a/dinosaurs", tok, "").Header().Get("ETag")
+		start := time.Now()
+		w := f.do(t, http.MethodGet, base+"a/dinosaurs?wait=2s", tok, "", "If-None-Match", etag)
+		assert.Equal(t, http.StatusNotModified, w.Code)
+		assert.Equal(t, 2*time.Second, time.Since(start))
+	})
+}

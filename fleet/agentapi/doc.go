@@ -17,7 +17,7 @@
 //
 // A Handler is safe for concurrent use. Long-polls are bounded: each waits
 // at most 60 s, polling the store, and at most Options.MaxWaiters wait at
-// once (the others are answered 503 with Retry-After).
+// once, four per cluster (the others are answered 503 with Retry-After).
 //
 //	h, err := agentapi.New(store, agentapi.Options{Kind: fleet.Dinosaur, Secret: secret})
 //	mux.Handle(fleet.Dinosaur.BasePath()+"/agent-clusters/", h)
