@@ -170,21 +170,30 @@ agent:
 	require.Equal(t, http.StatusOK, status, "%s", raw)
 	assert.Contains(t, string(raw), `"id":"c1"`)
 
+	created := time.Now()
 	r := fm.Do(t, alice, http.MethodPost, "dinosaurs?async=true", map[string]any{"name": "rex"})
 	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Raw)
 	id := r.Str("id")
 	a.waitDesired(t, []string{id}, 30*time.Second)
+	desiredIn := time.Since(created)
 	a.report(t, map[string]any{id: map[string]string{"phase": "installing"}})
 	host := "dinosaur-" + id + ".fleet.svc:8080"
 	a.report(t, map[string]any{id: map[string]string{"phase": "ready", "host": host}})
+	reported := time.Now()
 	got := fm.WaitStatus(t, alice, id, "ready", 30*time.Second)
+	readyIn := time.Since(reported)
 	assert.Equal(t, host, got.Str("host"))
 	assert.Equal(t, "c1", got.Str("cluster_id"))
 
+	deleted := time.Now()
 	require.Equal(t, http.StatusAccepted, fm.Do(t, alice, http.MethodDelete, "dinosaurs/"+id+"?async=true", nil).Status)
 	a.waitDesired(t, []string{}, 30*time.Second)
+	undesiredIn := time.Since(deleted)
 	a.report(t, map[string]any{})
+	reported = time.Now()
 	fm.WaitStatus(t, alice, id, "gone", 60*time.Second)
+	t.Logf("create → desired %s; ready report → ready %s; delete → not desired %s; empty report → gone %s",
+		desiredIn.Round(time.Millisecond), readyIn.Round(time.Millisecond), undesiredIn.Round(time.Millisecond), time.Since(reported).Round(time.Millisecond))
 }
 
 func TestClusterToken(t *testing.T) {
