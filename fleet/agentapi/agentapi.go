@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/internal/httpjson"
 )
 
@@ -166,7 +167,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 		return errf(http.StatusNotFound, 7, "no cluster ID in %s", r.URL.Path)
 	}
 	id := parts[0]
-	var call func(http.ResponseWriter, *http.Request, string) error
+	var call func(http.ResponseWriter, *http.Request, cluster.Cluster) error
 	method := http.MethodGet
 	switch {
 	case len(parts) == 1:
@@ -188,13 +189,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// The cluster must exist (and be one the token names).
-	if _, err := h.st.GetCluster(r.Context(), id); err != nil {
-		if errors.Is(err, fleet.ErrNotFound) {
-			return errf(http.StatusNotFound, 7, "cluster %s not found", id)
-		}
+	c, err := h.st.GetCluster(r.Context(), id)
+	if errors.Is(err, fleet.ErrNotFound) {
+		return errf(http.StatusNotFound, 7, "cluster %s not found", id)
+	}
+	if err != nil {
 		return err
 	}
-	return call(w, r, id)
+	return call(w, r, c)
 }
 
 // authorize checks the bearer token: 401 unless it is a valid token of
@@ -214,11 +216,7 @@ func (h *Handler) authorize(r *http.Request, id string) error {
 	return nil
 }
 
-func (h *Handler) getCluster(w http.ResponseWriter, r *http.Request, id string) error {
-	c, err := h.st.GetCluster(r.Context(), id)
-	if err != nil {
-		return err
-	}
+func (h *Handler) getCluster(w http.ResponseWriter, _ *http.Request, c cluster.Cluster) error {
 	types := c.InstanceTypes
 	if types == nil {
 		types = []string{}
@@ -275,7 +273,8 @@ func (h *Handler) desired(ctx context.Context, id string) ([]item, string, error
 	return items, `"` + hex.EncodeToString(sum[:16]) + `"`, nil
 }
 
-func (h *Handler) listInstances(w http.ResponseWriter, r *http.Request, id string) error {
+func (h *Handler) listInstances(w http.ResponseWriter, r *http.Request, c cluster.Cluster) error {
+	id := c.ID
 	var wait time.Duration
 	if s := r.URL.Query().Get("wait"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -359,7 +358,8 @@ func (h *Handler) waitChange(ctx context.Context, id, etag string, wait time.Dur
 // validPhases are the instance phases an agent may report.
 var validPhases = []string{fleet.PhaseInstalling, fleet.PhaseReady, fleet.PhaseFailed}
 
-func (h *Handler) putInstanceStatus(w http.ResponseWriter, r *http.Request, id string) error {
+func (h *Handler) putInstanceStatus(w http.ResponseWriter, r *http.Request, c cluster.Cluster) error {
+	id := c.ID
 	var reports map[string]fleet.InstanceReport
 	if err := httpjson.Decode(w, r, &reports, httpjson.DecodeOptions{MaxBody: maxBody}); err != nil {
 		return err
@@ -382,7 +382,8 @@ func (h *Handler) putInstanceStatus(w http.ResponseWriter, r *http.Request, id s
 	return nil
 }
 
-func (h *Handler) putClusterStatus(w http.ResponseWriter, r *http.Request, id string) error {
+func (h *Handler) putClusterStatus(w http.ResponseWriter, r *http.Request, c cluster.Cluster) error {
+	id := c.ID
 	var body struct {
 		Phase    string `json:"phase"`
 		Capacity struct {
