@@ -200,8 +200,8 @@ func New(st Store, opts Options) (*Service, error) {
 	workers := []statusWorker{
 		accepted, preparing, provisioning,
 		worker(StatusReady, &readyReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval, kind: kind}),
-		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
-		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
+		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane, poll: opts.RetryInterval}),
+		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval}),
 	}
 	general := &generalWorker{st: s.st, kind: kind.Name, m: m}
 	if opts.Denied != nil {

@@ -332,8 +332,9 @@ func (r *readyReconciler) Reconcile(ctx context.Context, req request) (result, e
 
 // deprovisionReconciler removes the instance from the data plane.
 type deprovisionReconciler struct {
-	st Store
-	dp DataPlane
+	st   Store
+	dp   DataPlane
+	poll time.Duration
 }
 
 func (r *deprovisionReconciler) Reconcile(ctx context.Context, req request) (result, error) {
@@ -341,7 +342,9 @@ func (r *deprovisionReconciler) Reconcile(ctx context.Context, req request) (res
 	if err != nil || !ok {
 		return result{}, err
 	}
-	if err := r.dp.Remove(ctx, inst); err != nil {
+	if err := r.dp.Remove(ctx, inst); errors.Is(err, ErrRemovePending) {
+		return result{RequeueAfter: r.poll}, nil
+	} else if err != nil {
 		return result{}, fmt.Errorf("data plane: %w", err)
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusDeprovision, To: StatusDeleting, Fence: req.Fence})
@@ -353,9 +356,10 @@ func (r *deprovisionReconciler) Reconcile(ctx context.Context, req request) (res
 // data plane again (idempotent) in case a ready pass that read the
 // instance before its deletion re-applied it since.
 type deletingReconciler struct {
-	st  Store
-	dp  DataPlane
-	res ExternalResources
+	st   Store
+	dp   DataPlane
+	res  ExternalResources
+	poll time.Duration
 }
 
 func (r *deletingReconciler) Reconcile(ctx context.Context, req request) (result, error) {
@@ -363,7 +367,9 @@ func (r *deletingReconciler) Reconcile(ctx context.Context, req request) (result
 	if err != nil || !ok {
 		return result{}, err
 	}
-	if err := r.dp.Remove(ctx, inst); err != nil {
+	if err := r.dp.Remove(ctx, inst); errors.Is(err, ErrRemovePending) {
+		return result{RequeueAfter: r.poll}, nil
+	} else if err != nil {
 		return result{}, fmt.Errorf("data plane: %w", err)
 	}
 	if err := r.res.Remove(ctx, inst); err != nil {

@@ -16,12 +16,13 @@ const DefaultStaleAfter = 30 * time.Second
 
 // Errors of Remove and New.
 var (
-	// ErrStillRunning means the agent still reports the instance: Remove
-	// is called again (the workers retry with backoff).
-	ErrStillRunning = errors.New("agentplane: the agent still runs the instance")
+	// ErrStillRunning means the agent still reports the instance. It
+	// wraps fleet.ErrRemovePending: the worker calls Remove again.
+	ErrStillRunning = fmt.Errorf("agentplane: the agent still runs the instance (%w)", fleet.ErrRemovePending)
 	// ErrNoReport means no report arrived since the instance left the
-	// desired set, so its removal is not confirmed yet.
-	ErrNoReport = errors.New("agentplane: no agent report since the instance was removed")
+	// desired set, so its removal is not confirmed yet. It wraps
+	// fleet.ErrRemovePending.
+	ErrNoReport = fmt.Errorf("agentplane: no agent report since the instance was removed (%w)", fleet.ErrRemovePending)
 	// ErrInvalid is an invalid Options.
 	ErrInvalid = errors.New("agentplane: invalid options")
 )
@@ -96,8 +97,9 @@ func (d *DataPlane) Apply(ctx context.Context, inst fleet.Instance) (fleet.DataP
 // inst entered its status no longer lists it. In status deleting the
 // deprovision step already saw such a report, and the instance never
 // became desired again: the latest report not listing it is enough.
-// Until then it returns ErrStillRunning or ErrNoReport, and the worker
-// tries again; an instance never placed is removed at once.
+// Until then it returns ErrStillRunning or ErrNoReport (both
+// fleet.ErrRemovePending), and the worker looks again after its
+// RetryInterval; an instance never placed is removed at once.
 func (d *DataPlane) Remove(ctx context.Context, inst fleet.Instance) error {
 	if inst.ClusterID == "" {
 		return nil

@@ -68,7 +68,26 @@ func (a *agent) report(r map[string]fleet.InstanceReport) {
 	a.call(http.MethodPut, "/dinosaurs/status", r)
 }
 
+// logBuffer is a log destination safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder // guarded by mu
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 type fixture struct {
+	log *logBuffer
 	st  *inmem.Store
 	svc *fleet.Service
 	dp  *agentplane.DataPlane
@@ -81,12 +100,13 @@ func newFixture(t *testing.T, ids ...string) *fixture {
 	st := inmem.NewStore()
 	dp, err := agentplane.New(st, agentplane.Options{Kind: "dinosaur"})
 	require.NoError(t, err)
+	log := &logBuffer{}
 	var clusters []cluster.Cluster
 	for _, id := range ids {
 		clusters = append(clusters, cluster.Cluster{ID: id, CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, Status: cluster.Accepted})
 	}
 	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: clusters, DataPlane: dp, ClusterProvider: dp,
-		Interval: time.Second, RetryInterval: time.Second, Logger: slog.New(slog.DiscardHandler)})
+		Interval: time.Second, RetryInterval: time.Second, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	require.NoError(t, err)
 	api, err := agentapi.New(st, agentapi.Options{Kind: fleet.Dinosaur, Secret: secret})
 	require.NoError(t, err)
@@ -95,7 +115,7 @@ func newFixture(t *testing.T, ids ...string) *fixture {
 	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	synctest.Wait() // Run has created the clusters
-	return &fixture{st: st, svc: svc, dp: dp, api: api}
+	return &fixture{log: log, st: st, svc: svc, dp: dp, api: api}
 }
 
 func (f *fixture) agent(t *testing.T, id string) *agent { return &agent{t: t, api: f.api, cluster: id} }
@@ -195,6 +215,7 @@ func TestLifecycle(t *testing.T) {
 		assert.Equal(t, fleet.StatusDeprovision, f.inst(t, rex).Status, "still reported: not removed")
 		a.report(map[string]fleet.InstanceReport{bob: {Phase: "installing"}})
 		eventually(t, "rex deleted", func() bool { return f.inst(t, rex).DeletedAt != nil })
+		assert.NotContains(t, f.log.String(), "agentplane", "waiting for the agent is no error")
 	})
 }
 
