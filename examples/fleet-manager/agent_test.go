@@ -152,7 +152,10 @@ agent:
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	require.NoError(t, a.heartbeat(ctx))
+	// The manager creates its clusters as its workers start, a moment
+	// after it serves: until then the agent's calls are 404, and a real
+	// agent retries.
+	require.Eventually(t, func() bool { return a.heartbeat(ctx) == nil }, 30*time.Second, 50*time.Millisecond, "the first heartbeat is taken")
 	wg.Go(func() {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
