@@ -13,7 +13,9 @@ import (
 type DataPlane interface {
 	// Apply makes sure inst runs on inst.ClusterID and reports its state.
 	Apply(ctx context.Context, inst Instance) (DataPlaneStatus, error)
-	// Remove stops inst; removing an unknown instance succeeds.
+	// Remove stops inst; removing an unknown instance succeeds. An error
+	// wrapping ErrRemovePending means it is under way: the worker calls
+	// Remove again after Options.RetryInterval.
 	Remove(ctx context.Context, inst Instance) error
 }
 

@@ -62,6 +62,15 @@
 // converged to the database: a sweep (DataPlane's optional Sweeper), on
 // every replica, removes what no live row owns.
 //
+// # Agent data planes
+//
+// A data plane may run instances through an agent on each cluster
+// (fleet/agentplane, with the agent API of fleet/agentapi). The agents'
+// reports live in the store (the optional AgentReports, which every store
+// here implements), and a DataPlane that is a ClusterView adjusts the
+// clusters placement sees: it leaves out clusters whose agent went silent
+// and gives the others the capacity their agent reports.
+//
 // # How workers are woken
 //
 // Each worker is an internal/reconcile engine keyed by instance ID, one per

@@ -28,6 +28,12 @@ var (
 	ErrInvalid = errors.New("fleet: invalid")
 	// ErrNoCapacity means no cluster can take the instance now.
 	ErrNoCapacity = errors.New("fleet: no cluster has capacity")
+	// ErrRemovePending is wrapped by a DataPlane's Remove that has not
+	// seen the instance go yet (fleet/agentplane: its agent still reports
+	// it): the worker looks again after Options.RetryInterval, as it does
+	// for an Apply that is not ready, instead of logging an error and
+	// backing off.
+	ErrRemovePending = errors.New("fleet: removal not confirmed yet")
 )
 
 // ConflictError is returned by a compare-and-swap update that lost: the row

@@ -47,7 +47,9 @@ type Options struct {
 	Terraform []func(ctx context.Context, c cluster.Cluster) (done bool, err error)
 	// DataPlane runs instances; nil means one that runs them nowhere: ready
 	// at once at a made-up host (fleet/inmem.DataPlane is the in-memory
-	// one with knobs, fleet/dataplane runs them as machines).
+	// one with knobs, fleet/dataplane runs them as machines,
+	// fleet/agentplane through agents on the clusters). A DataPlane that
+	// is a ClusterView adjusts the clusters placement sees.
 	DataPlane DataPlane
 	// Resources are the external resources; nil means none.
 	Resources ExternalResources
@@ -177,7 +179,11 @@ func New(st Store, opts Options) (*Service, error) {
 		w := statusWorker{Status: status, Reconciler: r, Interval: opts.Interval, Concurrency: opts.Concurrency, Timeout: opts.Timeouts[status]}
 		return w
 	}
-	accepted := worker(StatusAccepted, &acceptedReconciler{st: s.st, placement: opts.Placement, retry: opts.RetryInterval})
+	ar := &acceptedReconciler{st: s.st, placement: opts.Placement, retry: opts.RetryInterval}
+	if v, ok := opts.DataPlane.(ClusterView); ok {
+		ar.view = v
+	}
+	accepted := worker(StatusAccepted, ar)
 	accepted.TimeoutReason = func(i Instance) string {
 		return fmt.Sprintf("Region %s in cloud provider %s cannot accept %s %s at the moment.", i.Region, i.CloudProvider, i.InstanceType, kind.Display)
 	}
@@ -192,8 +198,8 @@ func New(st Store, opts Options) (*Service, error) {
 	workers := []statusWorker{
 		accepted, preparing, provisioning,
 		worker(StatusReady, &readyReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval, kind: kind}),
-		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane}),
-		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources}),
+		worker(StatusDeprovision, &deprovisionReconciler{st: s.st, dp: opts.DataPlane, poll: opts.RetryInterval}),
+		worker(StatusDeleting, &deletingReconciler{st: s.st, dp: opts.DataPlane, res: opts.Resources, poll: opts.RetryInterval}),
 		worker(StatusSuspending, &suspendingReconciler{st: s.st, dp: opts.DataPlane}),
 		worker(StatusResuming, &provisioningReconciler{st: s.st, dp: opts.DataPlane, poll: opts.RetryInterval, status: StatusResuming}),
 	}

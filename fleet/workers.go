@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type acceptedReconciler struct {
 	st        Store
 	placement Placement
 	retry     time.Duration
+	// view, when set, is the data plane's view of the clusters
+	// (ClusterView), applied to every placement.
+	view ClusterView
 
 	// mu serialises placements, so two instances never take the last free
 	// units of a cluster at once (one replica runs this worker at a time).
@@ -59,6 +63,9 @@ type acceptedReconciler struct {
 	// than clusterTTL; guarded by mu.
 	clusters   []cluster.Cluster
 	clustersAt time.Time
+	// placed is the cluster list the last placement saw (clusters through
+	// view); guarded by mu.
+	placed []cluster.Cluster
 }
 
 // clusterTTL bounds how stale the accepted worker's cluster list may be.
@@ -100,7 +107,7 @@ func (r *acceptedReconciler) Reconcile(ctx context.Context, req request) (result
 
 // limited reports whether cluster id counts capacity. Called with mu held.
 func (r *acceptedReconciler) limited(id string) bool {
-	for _, c := range r.clusters {
+	for _, c := range r.placed {
 		if c.ID == id {
 			return c.Capacity > 0
 		}
@@ -118,8 +125,16 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 		}
 		r.clusters, r.clustersAt = clusters, time.Now()
 	}
-	usage := make([]cluster.Usage, 0, len(r.clusters))
-	for _, c := range r.clusters {
+	r.placed = r.clusters
+	if r.view != nil {
+		viewed, err := r.view.ViewClusters(ctx, slices.Clone(r.clusters))
+		if err != nil {
+			return "", fmt.Errorf("data plane: view clusters: %w", err)
+		}
+		r.placed = viewed
+	}
+	usage := make([]cluster.Usage, 0, len(r.placed))
+	for _, c := range r.placed {
 		if inst.ClusterID != "" && c.ID != inst.ClusterID {
 			continue // created for that cluster (an admin's cluster_id)
 		}
@@ -348,8 +363,9 @@ func (r *suspendingReconciler) Reconcile(ctx context.Context, req request) (resu
 
 // deprovisionReconciler removes the instance from the data plane.
 type deprovisionReconciler struct {
-	st Store
-	dp DataPlane
+	st   Store
+	dp   DataPlane
+	poll time.Duration
 }
 
 func (r *deprovisionReconciler) Reconcile(ctx context.Context, req request) (result, error) {
@@ -357,7 +373,9 @@ func (r *deprovisionReconciler) Reconcile(ctx context.Context, req request) (res
 	if err != nil || !ok {
 		return result{}, err
 	}
-	if err := r.dp.Remove(ctx, inst); err != nil {
+	if err := r.dp.Remove(ctx, inst); errors.Is(err, ErrRemovePending) {
+		return result{RequeueAfter: r.poll}, nil
+	} else if err != nil {
 		return result{}, fmt.Errorf("data plane: %w", err)
 	}
 	_, err = r.st.UpdateInstance(ctx, Update{ID: inst.ID, From: StatusDeprovision, To: StatusDeleting, Fence: req.Fence})
@@ -369,9 +387,10 @@ func (r *deprovisionReconciler) Reconcile(ctx context.Context, req request) (res
 // data plane again (idempotent) in case a ready pass that read the
 // instance before its deletion re-applied it since.
 type deletingReconciler struct {
-	st  Store
-	dp  DataPlane
-	res ExternalResources
+	st   Store
+	dp   DataPlane
+	res  ExternalResources
+	poll time.Duration
 }
 
 func (r *deletingReconciler) Reconcile(ctx context.Context, req request) (result, error) {
@@ -379,7 +398,9 @@ func (r *deletingReconciler) Reconcile(ctx context.Context, req request) (result
 	if err != nil || !ok {
 		return result{}, err
 	}
-	if err := r.dp.Remove(ctx, inst); err != nil {
+	if err := r.dp.Remove(ctx, inst); errors.Is(err, ErrRemovePending) {
+		return result{RequeueAfter: r.poll}, nil
+	} else if err != nil {
 		return result{}, fmt.Errorf("data plane: %w", err)
 	}
 	if err := r.res.Remove(ctx, inst); err != nil {

@@ -115,6 +115,8 @@ func TestHostsUniqueMigration(t *testing.T) {
 		_, err = sqlite.DB(st).ExecContext(ctx, `ALTER TABLE instances DROP COLUMN `+col)
 		require.NoError(t, err)
 	}
+	_, err = sqlite.DB(st).ExecContext(ctx, `DROP TABLE agent_reports`)
+	require.NoError(t, err)
 	require.NoError(t, st.Close())
 
 	st, err = sqlite.Open(ctx, path)
