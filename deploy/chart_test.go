@@ -64,7 +64,13 @@ func (m manifest) get(kind, name string) runtime.Object { return m[kind+"/"+name
 // vals, client-side (no cluster: lookup finds nothing).
 func render(t *testing.T, vals map[string]any) manifest {
 	t.Helper()
-	m, err := renderChart(t, chartDir, "fleet", "linters", vals)
+	return mustRender(t, chartDir, "fleet", "linters", vals)
+}
+
+// mustRender is renderChart, failing the test on an error.
+func mustRender(t *testing.T, dir, release, ns string, vals map[string]any) manifest {
+	t.Helper()
+	m, err := renderChart(t, dir, release, ns, vals)
 	require.NoError(t, err)
 	return m
 }
@@ -210,16 +216,7 @@ func TestChartTemplates(t *testing.T) {
 	t.Run("locked down", func(t *testing.T) {
 		for _, name := range []string{"fleet-linter-fleet-balancer", "fleet-linter-fleet-machine-manager"} {
 			for _, c := range m.get("Deployment", name).(*appsv1.Deployment).Spec.Template.Spec.Containers {
-				sc := c.SecurityContext
-				require.NotNil(t, sc, name)
-				assert.True(t, *sc.RunAsNonRoot, name)
-				assert.NotZero(t, *sc.RunAsUser, name)
-				assert.True(t, *sc.ReadOnlyRootFilesystem, name)
-				assert.False(t, *sc.AllowPrivilegeEscalation, name)
-				assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, name)
-				assert.False(t, c.Resources.Requests.Cpu().IsZero(), name)
-				assert.False(t, c.Resources.Limits.Memory().IsZero(), name)
-				assert.NotNil(t, c.ReadinessProbe, name)
+				assertLockedDown(t, name, c)
 			}
 		}
 	})

@@ -88,9 +88,7 @@ func TestFleetManagerChartLint(t *testing.T) {
 
 func renderManager(t *testing.T, vals map[string]any) manifest {
 	t.Helper()
-	m, err := renderChart(t, managerChart, "fm", "fleet", vals)
-	require.NoError(t, err)
-	return m
+	return mustRender(t, managerChart, "fm", "fleet", vals)
 }
 
 // managerConfig is the rendered config.yaml as a map.
@@ -210,9 +208,7 @@ func TestFleetAgentChartLint(t *testing.T) {
 
 func renderAgent(t *testing.T, vals map[string]any) manifest {
 	t.Helper()
-	m, err := renderChart(t, agentChart, "agent", "fleet-system", vals)
-	require.NoError(t, err)
-	return m
+	return mustRender(t, agentChart, "agent", "fleet-system", vals)
 }
 
 // The agent's Role, in the instances' namespace only, holds exactly what

@@ -12,11 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clientset "k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/fleet/auth"
-	"github.com/fleetkit/fleetkit/internal/kubetest"
-	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
 // TestFleetManagerOnCluster installs the fleet-manager chart with its
@@ -27,19 +24,7 @@ import (
 //
 //	CI=true nice go test -count=1 -run TestFleetManagerOnCluster -v ./deploy/
 func TestFleetManagerOnCluster(t *testing.T) {
-	testenv.Short(t)
-	node := cluster.Get(t)
-	if err := node.LoadImages(t.Context(), "fleetkit/fleet-manager:latest"); err != nil {
-		testenv.Missing(t, "%v (build the image with scripts/build-images.sh)", err)
-	}
-	cs, err := clientset.NewForConfig(node.Config())
-	require.NoError(t, err)
-	ns := kubetest.Namespace(t, node)
-	t.Cleanup(func() {
-		if t.Failed() {
-			dumpNamespace(t, cs, ns)
-		}
-	})
+	node, cs, ns := onNode(t, "fleetkit/fleet-manager:latest")
 	start := time.Now()
 	helmInstall(t, helmConfig(t, node, ns), ns, "fm", managerChart, true, map[string]any{"config": map[string]any{"interval": "1s"}})
 	t.Logf("helm install fleet-manager: available %s after the install began", time.Since(start).Round(time.Millisecond))

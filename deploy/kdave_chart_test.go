@@ -41,9 +41,7 @@ func TestKdaveChartLint(t *testing.T) {
 
 func renderKdave(t *testing.T, vals map[string]any) manifest {
 	t.Helper()
-	m, err := renderChart(t, kdaveChart, "dave", "monitoring", vals)
-	require.NoError(t, err)
-	return m
+	return mustRender(t, kdaveChart, "dave", "monitoring", vals)
 }
 
 // kinds counts a manifest's objects by kind.
@@ -131,7 +129,7 @@ func TestKdaveChartDeployment(t *testing.T) {
 }
 
 // assertLockedDown checks a container runs as non-root, read-only, with no
-// capability, and with resources.
+// capability, with resources and a readiness probe.
 func assertLockedDown(t *testing.T, name string, c corev1.Container) {
 	t.Helper()
 	sc := c.SecurityContext
@@ -144,7 +142,6 @@ func assertLockedDown(t *testing.T, name string, c corev1.Container) {
 	assert.False(t, c.Resources.Requests.Cpu().IsZero(), name)
 	assert.False(t, c.Resources.Limits.Memory().IsZero(), name)
 	assert.NotNil(t, c.ReadinessProbe, name)
-	assert.NotNil(t, c.LivenessProbe, name)
 }
 
 // collectorMetrics returns the metrics kdave serve exports (its collector

@@ -34,7 +34,6 @@ import (
 	"github.com/fleetkit/fleetkit/deprecation"
 	"github.com/fleetkit/fleetkit/deprecation/helm"
 	"github.com/fleetkit/fleetkit/internal/kubetest"
-	"github.com/fleetkit/fleetkit/internal/testenv"
 )
 
 // helmConfig is Helm's real configuration for namespace ns of the node:
@@ -131,19 +130,8 @@ next:
 //
 //	CI=true nice go test -count=1 -run TestKdaveOnCluster -v ./deploy/
 func TestKdaveOnCluster(t *testing.T) {
-	testenv.Short(t)
-	node := cluster.Get(t)
-	if err := node.LoadImages(t.Context(), "fleetkit/kdave:latest"); err != nil {
-		testenv.Missing(t, "%v (build the image with scripts/build-images.sh)", err)
-	}
-	cs, err := clientset.NewForConfig(node.Config())
-	require.NoError(t, err)
-	apps, mon := kubetest.Namespace(t, node), kubetest.Namespace(t, node)
-	t.Cleanup(func() {
-		if t.Failed() {
-			dumpNamespace(t, cs, mon)
-		}
-	})
+	node, cs, mon := onNode(t, "fleetkit/kdave:latest")
+	apps := kubetest.Namespace(t, node)
 
 	// The releases kdave reads. "legacy" was installed with an Ingress
 	// of extensions/v1beta1 that its revision 2 dropped: only the deployed
@@ -154,7 +142,7 @@ func TestKdaveOnCluster(t *testing.T) {
 	helmInstall(t, storeOnly(driver.NewConfigMaps(cs.CoreV1().ConfigMaps(apps))), apps, "legacy-cm", "testdata/legacy", false, nil)
 	helmInstall(t, helmConfig(t, node, apps), apps, "served", "testdata/served", true, nil)
 	_, candidates := cs.Discovery().ServerResourcesForGroupVersion("coordination.k8s.io/v1beta1")
-	_, err = cs.CoordinationV1beta1().LeaseCandidates(apps).Get(t.Context(), "served-candidate", metav1.GetOptions{})
+	_, err := cs.CoordinationV1beta1().LeaseCandidates(apps).Get(t.Context(), "served-candidate", metav1.GetOptions{})
 	servedDeprecated := err == nil
 	t.Logf("coordination.k8s.io/v1beta1 served: %v (discovery error: %v); release served holds a LeaseCandidate: %v", candidates == nil, candidates, servedDeprecated)
 
