@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -19,14 +20,19 @@ import (
 // TestFleetManagerOnCluster installs the fleet-manager chart with its
 // defaults (SQLite on the Pod's volume, instances as processes in its Pod)
 // into the real test node and uses its API through the Service: a token
-// signed with the chart's generated key is accepted, none is refused, and
-// a dinosaur created through the API becomes ready.
+// signed with the chart's generated key is accepted, none is refused, a
+// dinosaur created through the API becomes ready, and a new manager Pod
+// finds it in the store on the state volume.
 //
 //	CI=true nice go test -count=1 -run TestFleetManagerOnCluster -v ./deploy/
 func TestFleetManagerOnCluster(t *testing.T) {
 	node, cs, ns := onNode(t, "fleetkit/fleet-manager:latest")
 	start := time.Now()
-	helmInstall(t, helmConfig(t, node, ns), ns, "fm", managerChart, true, map[string]any{"config": map[string]any{"interval": "1s"}})
+	// The store outlives the Pod on a hostPath (one node).
+	state := t.TempDir()
+	require.NoError(t, os.Chown(state, 65534, 65534))
+	helmInstall(t, helmConfig(t, node, ns), ns, "fm", managerChart, true, map[string]any{"config": map[string]any{"interval": "1s"},
+		"stateVolume": map[string]any{"hostPath": map[string]any{"path": state, "type": "Directory"}}})
 	t.Logf("helm install fleet-manager: available %s after the install began", time.Since(start).Round(time.Millisecond))
 
 	keys, err := cs.CoreV1().Secrets(ns).Get(t.Context(), "fm-fleet-manager-keys", metav1.GetOptions{})
@@ -59,17 +65,29 @@ func TestFleetManagerOnCluster(t *testing.T) {
 		return resp.StatusCode, out
 	}
 
+	// Ready Pod, but kube-proxy may not route the Service to it yet.
+	deadline := time.Now().Add(clusterWait)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/health", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port))
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the Service does not answer within %s: %v", clusterWait, err)
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	code, _ := call(http.MethodGet, "/dinosaurs", "", nil)
 	assert.Equal(t, http.StatusUnauthorized, code, "no token")
 	code, list := call(http.MethodGet, "/dinosaurs", tok, nil)
 	require.Equal(t, http.StatusOK, code, "%v", list)
-	assert.Equal(t, "DinosaurList", list["kind"])
+	assert.Equal(t, "DinosaurRequestList", list["kind"])
 
 	created := time.Now()
 	code, d := call(http.MethodPost, "/dinosaurs?async=true", tok, map[string]any{"name": "rex"})
 	require.Equal(t, http.StatusAccepted, code, "%v", d)
 	id := d["id"].(string)
-	deadline := time.Now().Add(clusterWait)
+	deadline = time.Now().Add(clusterWait)
 	for {
 		code, d = call(http.MethodGet, "/dinosaurs/"+id, tok, nil)
 		if code == http.StatusOK && d["status"] == "ready" {
@@ -80,6 +98,30 @@ func TestFleetManagerOnCluster(t *testing.T) {
 	}
 	assert.NotEmpty(t, d["host"])
 	t.Logf("dinosaur %s: accepted → ready in %s (interval 1s)", id, time.Since(created).Round(time.Millisecond))
+
+	// A new manager Pod (the old one deleted) reads the same SQLite file on
+	// the state volume: the dinosaur is still there, and ready.
+	pods, err := cs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=fm"})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 1)
+	old := pods.Items[0].Name
+	require.NoError(t, cs.CoreV1().Pods(ns).Delete(t.Context(), old, metav1.DeleteOptions{}))
+	deleted := time.Now()
+	deadline = time.Now().Add(clusterWait)
+	for {
+		pods, err = cs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=fm"})
+		require.NoError(t, err)
+		if len(pods.Items) == 1 && pods.Items[0].Name != old && pods.Items[0].Status.PodIP != "" {
+			code, d = call(http.MethodGet, "/dinosaurs/"+id, tok, nil)
+			if code == http.StatusOK && d["status"] == "ready" {
+				break
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "the dinosaur not ready on a new Pod within %s: %d %v", clusterWait, code, d)
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Equal(t, "rex", d["name"])
+	t.Logf("manager Pod deleted: the new one serves dinosaur %s (ready) from the same store %s later", id, time.Since(deleted).Round(time.Millisecond))
 
 	resp, err := http.Get(fmt.Sprintf("http://%s:%d/metrics", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port))
 	require.NoError(t, err)

@@ -216,8 +216,10 @@ func TestKdaveOnCluster(t *testing.T) {
 		}
 
 		// Every deployed release in the cluster, in both drivers, was
-		// scanned: the count is what Helm's storage holds.
-		sel := metav1.ListOptions{LabelSelector: "owner=helm,status=deployed"}
+		// scanned: the count is what Helm's storage holds — but kdave's
+		// own release, which was still pending-install during the first
+		// scan (Helm marks it deployed after the wait).
+		sel := metav1.ListOptions{LabelSelector: "owner=helm,status=deployed,name!=" + name}
 		secrets, err := cs.CoreV1().Secrets("").List(t.Context(), sel)
 		require.NoError(t, err)
 		cms, err := cs.CoreV1().ConfigMaps("").List(t.Context(), sel)
