@@ -13,6 +13,8 @@
 //     fleet-agent the agent of one data-plane cluster (a Role in the
 //     instances' namespace only).
 //
+// Build the images, then install:
+//
 //	scripts/build-images.sh
 //	helm install fleet deploy/linter-fleet --namespace linters --create-namespace
 //	helm install kdave deploy/kdave --namespace monitoring --create-namespace
