@@ -128,6 +128,7 @@ func TestFleetManagerChartDefaults(t *testing.T) {
 	assert.Equal(t, false, cfg["leader_election"])
 	assert.Equal(t, "/etc/fleetkit/keys/hs256", cfg["auth"].(map[string]any)["hs256_secret_file"])
 	assert.NotContains(t, cfg, "agent")
+	assert.NotContains(t, cfg, "data_plane", "the embedded data plane: the binary's default")
 	assert.Equal(t, "5s", cfg["interval"])
 }
 
@@ -176,6 +177,7 @@ func TestFleetManagerChartReplicas(t *testing.T) {
 	assert.Equal(t, "10s", cfg["lease_ttl"])
 	assert.Equal(t, "quota.yaml", cfg["quota_list"])
 	assert.Equal(t, map[string]any{"token_secret_file": "/etc/fleetkit/keys/token-secret"}, cfg["agent"])
+	assert.Equal(t, "agent", cfg["data_plane"], "the agent data plane is chosen by the config")
 	assert.Equal(t, "- org_id: o1\n  max_units: 10\n", m.get("ConfigMap", "fm-fleet-manager").(*corev1.ConfigMap).Data["quota.yaml"])
 	assert.Nil(t, m.get("Secret", "fm-fleet-manager-keys"), "both keys from your Secrets")
 	assert.Equal(t, map[string]string{"keys": "jwt,agent-key", "database": "pg"}, secretVolumes(d.Spec.Template.Spec))
@@ -222,9 +224,10 @@ func TestFleetAgentChart(t *testing.T) {
 		"no ClusterRole: the agent's rights stop at the instances' namespace")
 	role := m.get("Role", name).(*rbacv1.Role)
 	assert.Equal(t, "instances", role.Namespace)
-	apply := []string{"get", "list", "watch", "create", "patch", "delete"}
-	assert.Equal(t, map[string][]string{"secrets": apply, "services": apply, "apps/deployments": apply, "pods": {"get", "list"}},
-		rulesOf(t, role.Rules), "server-side apply, list by label, delete; Pods read-only; no update")
+	apply := []string{"list", "watch", "create", "patch", "delete"}
+	assert.Equal(t, map[string][]string{"secrets": append([]string{"get"}, apply...), "configmaps": apply, "services": apply,
+		"apps/deployments": apply, "pods": {"list", "watch"}},
+		rulesOf(t, role.Rules), "informers, server-side apply, delete; get on its key Secret only; Pods watched; no update")
 	rb := m.get("RoleBinding", name).(*rbacv1.RoleBinding)
 	assert.Equal(t, "instances", rb.Namespace)
 	assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}, rb.RoleRef)

@@ -50,6 +50,7 @@ Secret's, else a new one. */}}
 {{- end -}}
 {{- $_ := set $cfg "auth" $auth -}}
 {{- if .Values.agent.enabled -}}
+{{- $_ := set $cfg "data_plane" "agent" -}}
 {{- $agent := deepCopy (get $cfg "agent" | default dict) -}}
 {{- $_ := set $agent "token_secret_file" "/etc/fleetkit/keys/token-secret" -}}
 {{- $_ := set $cfg "agent" $agent -}}
