@@ -43,6 +43,7 @@ func TestFleetManagerOnCluster(t *testing.T) {
 	require.NoError(t, err)
 	api := fmt.Sprintf("http://%s:%d/api/dinosaurs_mgmt/v1", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
 
+	// call calls the API; the status is 0 when nothing answered.
 	call := func(method, path, token string, body any) (int, map[string]any) {
 		t.Helper()
 		var in io.Reader
@@ -58,7 +59,12 @@ func TestFleetManagerOnCluster(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			// While the Service moves to a new Pod: the callers wait on
+			// a status, or fail on 0.
+			t.Logf("%s %s: %v", method, path, err)
+			return 0, nil
+		}
 		defer resp.Body.Close()
 		var out map[string]any
 		_ = json.NewDecoder(resp.Body).Decode(&out)
