@@ -17,6 +17,7 @@
 # source gives the same bytes whatever the commit or checkout path.
 #
 # Usage: scripts/build-images.sh [LINTER_PREFIX [FLEET_MANAGER_TAG [LOADBALANCER_TAG [MACHINE_MANAGER_TAG]]]]
+# (kdave's tag: $KDAVE_TAG, default fleetkit/kdave:latest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-fleetkit/linter}"
