@@ -20,7 +20,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	clientset "k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/balancer"
@@ -54,15 +53,15 @@ type installed struct {
 	lb       *balancer.Client // the balancer's admin API, through its Service
 }
 
-// installChart installs the chart with the Helm SDK into a new namespace
-// of the test node, with vals, and waits until its Deployments are
-// available; then upgrades it to point the manager at the balancer's
-// ClusterIP.
-func installChart(t *testing.T, vals map[string]any) *installed {
+// onNode returns the test node with images loaded, a client, and a new
+// namespace whose Pods and events are logged if the test fails; it skips
+// under go test -short, and without the node or the images (fails under
+// CI=true).
+func onNode(t *testing.T, images ...string) (*kubetest.Node, clientset.Interface, string) {
 	t.Helper()
 	testenv.Short(t)
 	node := cluster.Get(t)
-	if err := node.LoadImages(t.Context(), chartImages...); err != nil {
+	if err := node.LoadImages(t.Context(), images...); err != nil {
 		testenv.Missing(t, "%v (build the images with scripts/build-images.sh)", err)
 	}
 	cs, err := clientset.NewForConfig(node.Config())
@@ -73,12 +72,17 @@ func installChart(t *testing.T, vals map[string]any) *installed {
 			dumpNamespace(t, cs, ns)
 		}
 	})
+	return node, cs, ns
+}
 
-	kubeconfig := node.Kubeconfig()
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
-	cfg := new(action.Configuration)
-	require.NoError(t, cfg.Init(flags, ns, "secret", func(string, ...any) {}))
+// installChart installs the chart with the Helm SDK into a new namespace
+// of the test node, with vals, and waits until its Deployments are
+// available; then upgrades it to point the manager at the balancer's
+// ClusterIP.
+func installChart(t *testing.T, vals map[string]any) *installed {
+	t.Helper()
+	node, cs, ns := onNode(t, chartImages...)
+	cfg := helmConfig(t, node, ns)
 	c, err := loader.Load(chartDir)
 	require.NoError(t, err)
 	in := action.NewInstall(cfg)

@@ -4,8 +4,10 @@
 # runs it as the per-instance service with -provider docker) from
 # examples/fleet-manager/Dockerfile, and the load balancer's and the machine
 # manager's images (the chart deploy/linter-fleet runs them) from
-# examples/loadbalancer and examples/machine-manager: static binaries on an
-# empty base, so no registry is needed.
+# examples/loadbalancer and examples/machine-manager, and kdave's exporter
+# (fleetkit/kdave:latest, the chart deploy/kdave runs it) from
+# examples/kdave: static binaries on an empty base, so no registry is
+# needed.
 #
 # Idempotent: each image carries the label io.fleetkit.inputs, a hash of
 # everything that went into it (the static binary, the Dockerfile, the build
@@ -15,6 +17,7 @@
 # source gives the same bytes whatever the commit or checkout path.
 #
 # Usage: scripts/build-images.sh [LINTER_PREFIX [FLEET_MANAGER_TAG [LOADBALANCER_TAG [MACHINE_MANAGER_TAG]]]]
+# (kdave's tag: $KDAVE_TAG, default fleetkit/kdave:latest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-fleetkit/linter}"
@@ -77,6 +80,13 @@ for b in loadbalancer:"$lb_tag" machine-manager:"$mm_tag"; do
 	cp "examples/$name/Dockerfile" "$ctx/$name/"
 	ensure "$tag" "$ctx/$name"
 done
+
+# kdave's image holds kdave-full, which has every command kdave has and
+# serve, under the name kdave: one binary, no delegation.
+mkdir "$ctx/kdave"
+gobuild "$ctx/kdave/kdave" ./examples/kdave/kdave-full
+cp examples/kdave/Dockerfile "$ctx/kdave/"
+ensure "${KDAVE_TAG:-fleetkit/kdave:latest}" "$ctx/kdave"
 
 # A rebuilt tag leaves its old image untagged; drop such leftovers of ours
 # (the Dockerfiles label every fleetkit image with io.fleetkit.component).
