@@ -47,7 +47,9 @@ type Options struct {
 	Terraform []func(ctx context.Context, c cluster.Cluster) (done bool, err error)
 	// DataPlane runs instances; nil means one that runs them nowhere: ready
 	// at once at a made-up host (fleet/inmem.DataPlane is the in-memory
-	// one with knobs, fleet/dataplane runs them as machines).
+	// one with knobs, fleet/dataplane runs them as machines,
+	// fleet/agentplane through agents on the clusters). A DataPlane that
+	// is a ClusterView adjusts the clusters placement sees.
 	DataPlane DataPlane
 	// Resources are the external resources; nil means none.
 	Resources ExternalResources
@@ -179,7 +181,11 @@ func New(st Store, opts Options) (*Service, error) {
 		w := statusWorker{Status: status, Reconciler: r, Interval: opts.Interval, Concurrency: opts.Concurrency, Timeout: opts.Timeouts[status]}
 		return w
 	}
-	accepted := worker(StatusAccepted, &acceptedReconciler{st: s.st, placement: opts.Placement, units: units, retry: opts.RetryInterval})
+	ar := &acceptedReconciler{st: s.st, placement: opts.Placement, units: units, retry: opts.RetryInterval}
+	if v, ok := opts.DataPlane.(ClusterView); ok {
+		ar.view = v
+	}
+	accepted := worker(StatusAccepted, ar)
 	accepted.TimeoutReason = func(i Instance) string {
 		return fmt.Sprintf("Region %s in cloud provider %s cannot accept %s %s at the moment.", i.Region, i.CloudProvider, i.InstanceType, kind.Display)
 	}

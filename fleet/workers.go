@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,9 @@ type acceptedReconciler struct {
 	placement Placement
 	units     func(instanceType string) int
 	retry     time.Duration
+	// view, when set, is the data plane's view of the clusters
+	// (ClusterView), applied to every placement.
+	view ClusterView
 
 	// mu serialises placements, so two instances never take the last free
 	// units of a cluster at once (one replica runs this worker at a time).
@@ -60,6 +64,9 @@ type acceptedReconciler struct {
 	// than clusterTTL; guarded by mu.
 	clusters   []cluster.Cluster
 	clustersAt time.Time
+	// placed is the cluster list the last placement saw (clusters through
+	// view); guarded by mu.
+	placed []cluster.Cluster
 }
 
 // clusterTTL bounds how stale the accepted worker's cluster list may be.
@@ -101,7 +108,7 @@ func (r *acceptedReconciler) Reconcile(ctx context.Context, req request) (result
 
 // limited reports whether cluster id counts capacity. Called with mu held.
 func (r *acceptedReconciler) limited(id string) bool {
-	for _, c := range r.clusters {
+	for _, c := range r.placed {
 		if c.ID == id {
 			return c.Capacity > 0
 		}
@@ -119,8 +126,16 @@ func (r *acceptedReconciler) place(ctx context.Context, inst Instance, refresh b
 		}
 		r.clusters, r.clustersAt = clusters, time.Now()
 	}
-	usage := make([]cluster.Usage, 0, len(r.clusters))
-	for _, c := range r.clusters {
+	r.placed = r.clusters
+	if r.view != nil {
+		viewed, err := r.view.ViewClusters(ctx, slices.Clone(r.clusters))
+		if err != nil {
+			return "", fmt.Errorf("data plane: view clusters: %w", err)
+		}
+		r.placed = viewed
+	}
+	usage := make([]cluster.Usage, 0, len(r.placed))
+	for _, c := range r.placed {
 		u := cluster.Usage{Cluster: c}
 		if c.Status == cluster.Ready && c.Capacity > 0 {
 			var err error

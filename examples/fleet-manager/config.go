@@ -60,6 +60,20 @@ type Config struct {
 	AllowedOrigins []string      `yaml:"allowed_origins"`
 	LeaderElection bool          `yaml:"leader_election"`
 	LeaseTTL       time.Duration `yaml:"lease_ttl"`
+	// DataPlane is what runs the instances: "machines" (the default: a
+	// local process or container per instance, see -provider) or "agent"
+	// (an agent on each configured cluster; -data-plane overrides it).
+	DataPlane string `yaml:"data_plane"`
+	// Agent configures the agent data plane and its API.
+	Agent struct {
+		// TokenSecretFile holds the key the cluster tokens are signed
+		// with (at least 16 bytes; fleet-manager cluster-token prints a
+		// cluster's token).
+		TokenSecretFile string `yaml:"token_secret_file"`
+		// StaleAfter is how old a cluster's last heartbeat may be for it
+		// to take new instances (default 30s).
+		StaleAfter time.Duration `yaml:"stale_after"`
+	} `yaml:"agent"`
 
 	dir string
 }
@@ -152,4 +166,20 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
 	}
 	api.Auth = authn
 	return opts, api, nil
+}
+
+// AgentSecret reads the key of the cluster tokens (agent.token_secret_file).
+func (c *Config) AgentSecret() ([]byte, error) {
+	if c.Agent.TokenSecretFile == "" {
+		return nil, errors.New("config: the agent data plane needs agent.token_secret_file")
+	}
+	b, err := os.ReadFile(c.path(c.Agent.TokenSecretFile))
+	if err != nil {
+		return nil, fmt.Errorf("config: agent.token_secret_file: %w", err)
+	}
+	secret := []byte(strings.TrimSpace(string(b)))
+	if len(secret) < 16 {
+		return nil, fmt.Errorf("config: agent.token_secret_file %s holds %d bytes, want at least 16", c.Agent.TokenSecretFile, len(secret))
+	}
+	return secret, nil
 }

@@ -4,8 +4,9 @@
 // PostgreSQL.
 //
 //	fleet-manager [-addr 127.0.0.1:8000] [-kind dinosaur|kafka] [-database-url URL | -database-url-file FILE] [-config FILE]
-//	              [-provider process|docker|memory] [-instance-image IMAGE] [-name NAME]
+//	              [-provider process|docker|memory] [-instance-image IMAGE] [-name NAME] [-data-plane machines|agent]
 //	fleet-manager token -user U [-org O]
+//	fleet-manager cluster-token -config FILE -kind K -cluster ID
 //	fleet-manager instance -addr HOST:PORT -id ID -kind K -name N
 //
 // A database URL carrying a password is better given in the environment
@@ -29,6 +30,14 @@
 // and are started again by the next one; Docker containers keep running and
 // the next manager with the same -name adopts them.
 //
+// With -data-plane agent (or data_plane: agent in the config) the manager
+// runs no instance itself: an agent on each configured cluster
+// (examples/fleet-agent) pulls the instances placed there from the agent
+// API (package fleet/agentapi, under /api/<kind>s_mgmt/v1/agent-clusters/,
+// on the same server) and reports them back (package fleet/agentplane).
+// Each agent authenticates with its cluster's token, which cluster-token
+// prints, signed with the key of the config's agent.token_secret_file.
+//
 // The token subcommand prints a bearer token signed with the local
 // development key (created on first use in the cache directory), so curl
 // works at once:
@@ -39,6 +48,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -60,6 +70,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fleetkit/fleetkit/fleet"
+	"github.com/fleetkit/fleetkit/fleet/agentapi"
 	"github.com/fleetkit/fleetkit/fleet/auth"
 	"github.com/fleetkit/fleetkit/fleet/httpapi"
 	"github.com/fleetkit/fleetkit/fleet/postgres"
@@ -85,6 +96,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return token(args[1:], out)
 		case "instance":
 			return instance(ctx, args[1:], os.Stderr)
+		case "cluster-token":
+			return clusterToken(args[1:], out)
 		}
 	}
 	fs := flag.NewFlagSet("fleet-manager", flag.ContinueOnError)
@@ -97,6 +110,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		holder = fs.String("replica", "", "this replica's name in the leader leases (default: a random ID); leader election is always on with PostgreSQL")
 		config = fs.String("config", "", "YAML config: cloud providers, clusters, quota and deny lists, auth (example: examples/fleet-manager/testdata/fleet.yaml)")
 		dpOpts dataPlaneOptions
+		dpKind = fs.String("data-plane", "", "what runs the instances: machines (local processes or containers, see -provider) or agent (an agent on each cluster; the config's agent section). Default: the config's data_plane, else machines")
 	)
 	fs.StringVar(&dpOpts.Provider, "provider", providerProcess, "what runs an instance: process (a local process of this binary), docker (a container of -instance-image) or memory")
 	fs.StringVar(&dpOpts.Image, "instance-image", DefaultInstanceImage, "image of the per-instance service (-provider docker; scripts/build-images.sh builds it)")
@@ -132,12 +146,27 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dp, closeDataPlane, err := newDataPlane(ctx, dpOpts, k, opts.Clusters)
-	if err != nil {
-		return err
+	if *dpKind == "" {
+		*dpKind = cmp.Or(cfg.DataPlane, dataPlaneMachines)
 	}
-	defer closeDataPlane() // after the workers have stopped: see below
-	opts.DataPlane, opts.Registerer, opts.Logger = dp, reg, log
+	var agentAPI *agentapi.Handler
+	switch *dpKind {
+	case dataPlaneMachines:
+		dp, closeDataPlane, err := newDataPlane(ctx, dpOpts, k, opts.Clusters)
+		if err != nil {
+			return err
+		}
+		defer closeDataPlane() // after the workers have stopped: see below
+		opts.DataPlane = dp
+	case dataPlaneAgent:
+		if agentAPI, err = agentPlane(cfg, st, k, log, &opts); err != nil {
+			return err
+		}
+		dpOpts.Provider = dataPlaneAgent // for the banner
+	default:
+		return fmt.Errorf("unknown -data-plane %q: use %s or %s", *dpKind, dataPlaneMachines, dataPlaneAgent)
+	}
+	opts.Registerer, opts.Logger = reg, log
 	if *holder != "" {
 		opts.Holder = *holder
 	}
@@ -155,6 +184,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.Handle("/", api)
+	if agentAPI != nil {
+		mux.Handle(agentAPI.Path(), agentAPI)
+	}
 	ln, err := httpserver.Listen(*addr)
 	if err != nil {
 		return err

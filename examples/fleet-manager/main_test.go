@@ -283,6 +283,8 @@ func TestBadFlags(t *testing.T) {
 		{"token without user", []string{"token"}},
 		{"missing config", []string{"-config", "/nonexistent/fleet.yaml"}},
 		{"unknown provider", []string{"-provider", "vm"}},
+		{"unknown data plane", []string{"-data-plane", "vm"}},
+		{"agent data plane without a token secret", []string{"-data-plane", "agent", "-database-url", "sqlite://:memory:"}},
 		{"instance without id", []string{"instance", "-kind", "dinosaur", "-name", "rex"}},
 	}
 	for _, tt := range tests {

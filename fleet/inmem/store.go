@@ -22,16 +22,20 @@ import (
 // process ends; several replicas cannot share it (use fleet/postgres).
 type Store struct {
 	mu        sync.Mutex
-	instances map[string]fleet.Instance  // guarded by mu: by ID
-	clusters  map[string]cluster.Cluster // guarded by mu: by ID
-	leases    map[string]lease.Lease     // guarded by mu: by name
+	instances map[string]fleet.Instance      // guarded by mu: by ID
+	clusters  map[string]cluster.Cluster     // guarded by mu: by ID
+	leases    map[string]lease.Lease         // guarded by mu: by name
+	agents    map[agentKey]fleet.AgentReport // guarded by mu: by kind and cluster
 }
 
-var _ fleet.Store = (*Store)(nil)
+var (
+	_ fleet.Store        = (*Store)(nil)
+	_ fleet.AgentReports = (*Store)(nil)
+)
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]cluster.Cluster{}, leases: map[string]lease.Lease{}}
+	return &Store{instances: map[string]fleet.Instance{}, clusters: map[string]cluster.Cluster{}, leases: map[string]lease.Lease{}, agents: map[agentKey]fleet.AgentReport{}}
 }
 
 // now is the store's clock, in UTC like the SQL stores'.

@@ -24,8 +24,9 @@ type Store struct {
 type sqlStore = sqlstore.Store
 
 var (
-	_ fleet.Store       = (*Store)(nil)
-	_ fleet.SharedStore = (*Store)(nil)
+	_ fleet.Store        = (*Store)(nil)
+	_ fleet.SharedStore  = (*Store)(nil)
+	_ fleet.AgentReports = (*Store)(nil)
 )
 
 // NeedsLeader implements fleet.SharedStore: replicas share a PostgreSQL

@@ -44,7 +44,7 @@ func TestMigrationsOnce(t *testing.T) {
 	st := openEmpty(t)
 	v, err := postgres.Version(context.Background(), st)
 	require.NoError(t, err)
-	require.Equal(t, 3, v)
+	require.Equal(t, 4, v)
 }
 
 func TestLifecycle(t *testing.T) {
@@ -99,7 +99,7 @@ func TestReplicasMigrateAtOnce(t *testing.T) {
 				if err == nil {
 					var v int
 					v, err = postgres.Version(context.Background(), st)
-					if err == nil && v != 3 {
+					if err == nil && v != 4 {
 						err = fmt.Errorf("schema version %d", v)
 					}
 					_ = st.Close()

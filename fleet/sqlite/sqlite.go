@@ -25,7 +25,10 @@ type Store struct {
 // the store's own.
 type sqlStore = sqlstore.Store
 
-var _ fleet.Store = (*Store)(nil)
+var (
+	_ fleet.Store        = (*Store)(nil)
+	_ fleet.AgentReports = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the database at path, or a private
 // in-memory database for ":memory:" or "", and applies the migrations it

@@ -42,7 +42,7 @@ func TestMigrationsOnce(t *testing.T) {
 		require.NoError(t, err)
 		v, err := sqlite.Version(context.Background(), st)
 		require.NoError(t, err)
-		require.Equal(t, 3, v)
+		require.Equal(t, 4, v)
 		require.NoError(t, st.Close())
 	}
 }
@@ -112,6 +112,8 @@ func TestHostsUniqueMigration(t *testing.T) {
 	}
 	// The rows are written; the later migrations' columns go too.
 	_, err = sqlite.DB(st).ExecContext(ctx, `ALTER TABLE instances DROP COLUMN no_reauthentication`)
+	require.NoError(t, err)
+	_, err = sqlite.DB(st).ExecContext(ctx, `DROP TABLE agent_reports`)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Clusters", testClusters},
 		{"Leases", testLeases},
 		{"Fencing", testFencing},
+		{"AgentReports", testAgentReports},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })

@@ -231,6 +231,18 @@ CREATE UNIQUE INDEX instances_live_host ON instances (host) WHERE deleted_at IS 
 		// Version 3: the API's reauthentication_enabled, stored inverted so
 		// that existing rows keep the default (on).
 		`ALTER TABLE instances ADD COLUMN no_reauthentication ` + s.d.BoolType + ` NOT NULL DEFAULT FALSE`,
+		// Version 4: what the agents of data-plane clusters report
+		// (fleet.AgentReports), one row per kind and cluster, the reports
+		// as JSON.
+		r.Replace(`CREATE TABLE agent_reports (
+	kind TEXT NOT NULL,
+	cluster_id TEXT NOT NULL,
+	instances TEXT NOT NULL DEFAULT '',
+	instances_at {ts},
+	heartbeat TEXT NOT NULL DEFAULT '',
+	heartbeat_at {ts},
+	PRIMARY KEY (kind, cluster_id)
+)`),
 	}
 }
 
@@ -847,7 +859,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l lease.Lease) error {
 // Truncate deletes every row of every table but keeps the schema: what
 // integration tests do between tests instead of re-migrating.
 func Truncate(ctx context.Context, s *Store) error {
-	for _, t := range []string{"instances", "clusters", "leases"} {
+	for _, t := range []string{"instances", "clusters", "leases", "agent_reports"} {
 		if _, err := s.db.ExecContext(ctx, `DELETE FROM `+t); err != nil {
 			return fmt.Errorf("%s: truncate %s: %w", s.d.Name, t, err)
 		}
