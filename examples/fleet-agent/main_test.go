@@ -237,7 +237,9 @@ func TestAgentOnNode(t *testing.T) {
 	}
 
 	// A Pod deleted by hand: the Deployment replaces it, the agent
-	// reports the instance ready again, and it answers.
+	// reports the gap (installing) and then the instance ready again, and
+	// it answers.
+	mark := len(cp.Reports())
 	pods := livePods(t, cs, ns, id)
 	require.Len(t, pods, 1)
 	for name := range pods {
@@ -252,6 +254,11 @@ func TestAgentOnNode(t *testing.T) {
 		r, _ := cp.Last()
 		return r[id].Phase == agent.PhaseReady && answers(r[id].Host, id)
 	})
+	gap := false
+	for _, r := range cp.Reports()[mark:] {
+		gap = gap || r[id].Phase == agent.PhaseInstalling
+	}
+	assert.True(t, gap, "the agent reported the instance not ready while its Pod was replaced")
 
 	// No longer desired: every object and the Pod go, the report is
 	// empty.

@@ -202,3 +202,10 @@ func (cp *ControlPlane) Refused() int {
 	defer cp.mu.Unlock()
 	return cp.refused
 }
+
+// Reports returns every report received, oldest first.
+func (cp *ControlPlane) Reports() []map[string]agent.InstanceStatus {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return slices.Clone(cp.reports)
+}
