@@ -54,7 +54,11 @@ func newAgentLink(t testing.TB, target string) *agentLink {
 			http.Error(w, "cut off", http.StatusServiceUnavailable)
 			return
 		}
-		httputil.NewSingleHostReverseProxy(l.target.Load()).ServeHTTP(w, r)
+		p := httputil.NewSingleHostReverseProxy(l.target.Load())
+		p.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, err.Error(), http.StatusBadGateway) // the control plane is down: said to the agent, not logged
+		}
+		p.ServeHTTP(w, r)
 	}))
 	t.Cleanup(l.srv.Close)
 	return l

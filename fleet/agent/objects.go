@@ -369,6 +369,9 @@ func (a *Agent) reportLoop(ctx context.Context) error {
 		bo       backoff
 		beatDue  = true
 		forceDue = true
+		// backingOff is set after a failed send until the retry is due:
+		// changes meanwhile wait for it (the next report has them all).
+		backingOff bool
 	)
 	for {
 		select {
@@ -377,8 +380,12 @@ func (a *Agent) reportLoop(ctx context.Context) error {
 		case <-tick.C:
 			beatDue, forceDue = true, true
 		case <-a.poke:
+			if backingOff {
+				continue
+			}
 		case <-retry.C:
 		}
+		backingOff = false
 		if gap := reportGap - time.Since(sent); gap > 0 && !sleep(ctx, gap) {
 			return ctx.Err()
 		}
@@ -412,6 +419,7 @@ func (a *Agent) reportLoop(ctx context.Context) error {
 			d := bo.next(200*time.Millisecond, a.opts.Heartbeat)
 			a.log.Info("reporting to the control plane failed; retrying", "err", failed, "in", d)
 			retry.Reset(d)
+			backingOff = true
 		} else {
 			bo = 0
 		}
