@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/fleet"
@@ -167,25 +167,6 @@ func loadImage(node *kubetest.Node) error {
 	return loaded.err
 }
 
-// livePods returns the instance's Pods not being deleted: name → ready.
-func livePods(t testing.TB, cs kubernetes.Interface, ns, id string) map[string]bool {
-	t.Helper()
-	list, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: agent.LabelInstance + "=" + id})
-	require.NoError(t, err)
-	out := map[string]bool{}
-	for _, p := range list.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		ready := false
-		for _, c := range p.Status.Conditions {
-			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
-		}
-		out[p.Name] = ready
-	}
-	return out
-}
-
 // TestAgentOnNode runs the agent binary against a control plane of the
 // test's (the wire contract, a desired set the test controls) on a real
 // node: the instance's Pod of the per-instance service becomes ready and
@@ -269,6 +250,22 @@ func TestAgentOnNode(t *testing.T) {
 	waitFor(t, "an empty report", func() bool { r, n := cp.Last(); return n > 0 && len(r) == 0 })
 }
 
+// livePods returns the instance's Pods not being deleted: name → ready.
+func livePods(t testing.TB, cs kubernetes.Interface, ns, id string) map[string]bool {
+	t.Helper()
+	pods, err := agenttest.Pods(context.Background(), cs, ns, id)
+	require.NoError(t, err)
+	return pods
+}
+
+// allObjects lists the agent's instance objects and Pods in ns.
+func allObjects(t testing.TB, cs kubernetes.Interface, ns string) map[string]types.UID {
+	t.Helper()
+	all, err := agenttest.Objects(context.Background(), cs, ns, "")
+	require.NoError(t, err)
+	return all
+}
+
 func slicesAll(m map[string]bool) bool {
 	for _, v := range m {
 		if !v {
@@ -276,35 +273,6 @@ func slicesAll(m map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-// allObjects lists the agent's instance objects and Pods in ns.
-func allObjects(t testing.TB, cs kubernetes.Interface, ns string) []string {
-	t.Helper()
-	ctx := context.Background()
-	lo := metav1.ListOptions{LabelSelector: agent.LabelInstance}
-	var out []string
-	s, err := cs.CoreV1().Secrets(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range s.Items {
-		out = append(out, "Secret/"+o.Name)
-	}
-	d, err := cs.AppsV1().Deployments(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range d.Items {
-		out = append(out, "Deployment/"+o.Name)
-	}
-	v, err := cs.CoreV1().Services(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range v.Items {
-		out = append(out, "Service/"+o.Name)
-	}
-	p, err := cs.CoreV1().Pods(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range p.Items {
-		out = append(out, "Pod/"+o.Name)
-	}
-	return out
 }
 
 // dump logs the namespace's Pods and events, for a failed test.

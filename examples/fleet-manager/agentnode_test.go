@@ -19,12 +19,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/agent"
+	"github.com/fleetkit/fleetkit/fleet/agent/agenttest"
 	"github.com/fleetkit/fleetkit/fleet/sqlite"
 	"github.com/fleetkit/fleetkit/internal/kubetest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
@@ -95,57 +96,21 @@ func (a *nodeAgent) start(t testing.TB) {
 	t.Cleanup(a.stop)
 }
 
-// objectsOf returns the UIDs of an instance's objects and live Pods in
-// ns, by "Kind/name".
-func objectsOf(t testing.TB, cs kubernetes.Interface, ns, id string) map[string]string {
+// objectsOf returns the UIDs of an instance's objects and Pods in ns
+// ("": every instance's), by "Kind/name".
+func objectsOf(t testing.TB, cs kubernetes.Interface, ns, id string) map[string]types.UID {
 	t.Helper()
-	ctx := context.Background()
-	lo := metav1.ListOptions{LabelSelector: agent.LabelInstance}
-	if id != "" {
-		lo.LabelSelector += "=" + id
-	}
-	out := map[string]string{}
-	s, err := cs.CoreV1().Secrets(ns).List(ctx, lo)
+	all, err := agenttest.Objects(context.Background(), cs, ns, id)
 	require.NoError(t, err)
-	for _, o := range s.Items {
-		out["Secret/"+o.Name] = string(o.UID)
-	}
-	d, err := cs.AppsV1().Deployments(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range d.Items {
-		out["Deployment/"+o.Name] = string(o.UID)
-	}
-	v, err := cs.CoreV1().Services(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range v.Items {
-		out["Service/"+o.Name] = string(o.UID)
-	}
-	p, err := cs.CoreV1().Pods(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range p.Items {
-		out["Pod/"+o.Name] = string(o.UID)
-	}
-	return out
+	return all
 }
 
-// podsOf returns the names of an instance's Pods, ready or not, that are
-// not being deleted.
+// podsOf returns an instance's Pods not being deleted: name → ready.
 func podsOf(t testing.TB, cs kubernetes.Interface, ns, id string) map[string]bool {
 	t.Helper()
-	list, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: agent.LabelInstance + "=" + id})
+	pods, err := agenttest.Pods(context.Background(), cs, ns, id)
 	require.NoError(t, err)
-	out := map[string]bool{}
-	for _, p := range list.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		ready := false
-		for _, c := range p.Status.Conditions {
-			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
-		}
-		out[p.Name] = ready
-	}
-	return out
+	return pods
 }
 
 func waitNode(t testing.TB, what string, cond func() bool) time.Duration {

@@ -102,35 +102,6 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// objects lists the agent's objects of an instance ("" all of them) by
-// label: kind → names.
-func objects(t testing.TB, cs kubernetes.Interface, ns, kind, id string) map[string][]string {
-	t.Helper()
-	sel := agent.LabelManagedBy + "=" + agent.ManagedBy + "," + agent.LabelKind + "=" + kind + "," + agent.LabelInstance
-	if id != "" {
-		sel += "=" + id
-	}
-	ctx := context.Background()
-	lo := metav1.ListOptions{LabelSelector: sel}
-	out := map[string][]string{}
-	secrets, err := cs.CoreV1().Secrets(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range secrets.Items {
-		out["Secret"] = append(out["Secret"], o.Name)
-	}
-	deps, err := cs.AppsV1().Deployments(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range deps.Items {
-		out["Deployment"] = append(out["Deployment"], o.Name)
-	}
-	svcs, err := cs.CoreV1().Services(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range svcs.Items {
-		out["Service"] = append(out["Service"], o.Name)
-	}
-	return out
-}
-
 // markAvailable plays the Deployment controller of a bare API server:
 // the instance's Deployment reports an available replica.
 func markAvailable(t testing.TB, cs kubernetes.Interface, ns, name string) {
@@ -164,7 +135,7 @@ func TestAppliesObjectsAndReports(t *testing.T) {
 			name := tc.kind.Name + "-inst0000000000000001"
 
 			waitFor(t, "the instance's objects", func() bool {
-				o := objects(t, env.cs, env.ns, tc.kind.Name, "inst0000000000000001")
+				o := objects(t, env.cs, env.ns, "inst0000000000000001")
 				return len(o["Secret"]) == 1 && len(o["Deployment"]) == 1 && len(o["Service"]) == 1
 			})
 			ctx := t.Context()
@@ -238,14 +209,14 @@ func TestRestartMidProvisioning(t *testing.T) {
 	opts := agentOptions(cp, env.ns)
 	opts.Concurrency = 1 // slow enough to stop it half way
 	stop := runAgent(t, env.cs, opts)
-	waitFor(t, "the first objects", func() bool { return len(objects(t, env.cs, env.ns, "dinosaur", "")["Secret"]) >= 2 })
+	waitFor(t, "the first objects", func() bool { return len(objects(t, env.cs, env.ns, "")["Secret"]) >= 2 })
 	stop()
 	before := uids(t, env.cs, env.ns)
 	require.Less(t, len(before), 36, "stopped mid-provisioning")
 
 	runAgent(t, env.cs, agentOptions(cp, env.ns))
 	waitFor(t, "every instance's objects", func() bool { return len(uids(t, env.cs, env.ns)) == 36 })
-	o := objects(t, env.cs, env.ns, "dinosaur", "")
+	o := objects(t, env.cs, env.ns, "")
 	for _, k := range []string{"Secret", "Deployment", "Service"} {
 		assert.Len(t, o[k], 12, k)
 	}
@@ -255,32 +226,30 @@ func TestRestartMidProvisioning(t *testing.T) {
 	}
 }
 
-func id(i int) string {
-	return "inst" + strings.Repeat("0", 14) + string(rune('a'+i/10)) + string(rune('0'+i%10))
-}
-
-// uids returns the UIDs of the agent's objects in ns by "kind/name".
-func uids(t testing.TB, cs kubernetes.Interface, ns string) map[string]types.UID {
+// objects lists the agent's objects of an instance ("": all of them),
+// kind → names.
+func objects(t testing.TB, cs kubernetes.Interface, ns, id string) map[string][]string {
 	t.Helper()
-	ctx := context.Background()
-	lo := metav1.ListOptions{LabelSelector: agent.LabelInstance}
-	out := map[string]types.UID{}
-	s, err := cs.CoreV1().Secrets(ns).List(ctx, lo)
+	all, err := agenttest.Objects(context.Background(), cs, ns, id)
 	require.NoError(t, err)
-	for _, o := range s.Items {
-		out["Secret/"+o.Name] = o.UID
-	}
-	d, err := cs.AppsV1().Deployments(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range d.Items {
-		out["Deployment/"+o.Name] = o.UID
-	}
-	v, err := cs.CoreV1().Services(ns).List(ctx, lo)
-	require.NoError(t, err)
-	for _, o := range v.Items {
-		out["Service/"+o.Name] = o.UID
+	out := map[string][]string{}
+	for k := range all {
+		kind, name, _ := strings.Cut(k, "/")
+		out[kind] = append(out[kind], name)
 	}
 	return out
+}
+
+// uids returns the UIDs of the agent's objects in ns by "Kind/name".
+func uids(t testing.TB, cs kubernetes.Interface, ns string) map[string]types.UID {
+	t.Helper()
+	all, err := agenttest.Objects(context.Background(), cs, ns, "")
+	require.NoError(t, err)
+	return all
+}
+
+func id(i int) string {
+	return "inst" + strings.Repeat("0", 14) + string(rune('a'+i/10)) + string(rune('0'+i%10))
 }
 
 // TestRecreatesObjectsDeletedByHand: each object of an instance deleted
@@ -337,7 +306,7 @@ func TestRemovesWhatIsNoLongerDesired(t *testing.T) {
 	require.Len(t, uids(t, env.cs, env.ns), 6)
 
 	cp.Set(cp.Instance(id(0), "a"))
-	waitFor(t, "b's objects gone", func() bool { return len(objects(t, env.cs, env.ns, "dinosaur", id(1))) == 0 })
+	waitFor(t, "b's objects gone", func() bool { return len(objects(t, env.cs, env.ns, id(1))) == 0 })
 	waitFor(t, "b gone from the report", func() bool {
 		r, _ := cp.Last()
 		_, ok := r[id(1)]
@@ -369,7 +338,7 @@ func TestCutOffRemovesNothing(t *testing.T) {
 	assert.Equal(t, before, uids(t, env.cs, env.ns), "nothing deleted while cut off")
 
 	cp.SetDown(false)
-	waitFor(t, "b's objects gone", func() bool { return len(objects(t, env.cs, env.ns, "dinosaur", id(1))) == 0 })
+	waitFor(t, "b's objects gone", func() bool { return len(objects(t, env.cs, env.ns, id(1))) == 0 })
 	assert.Len(t, uids(t, env.cs, env.ns), 3)
 }
 
