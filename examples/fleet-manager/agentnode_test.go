@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -419,4 +420,87 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[min(len(s)-1, max(0, (len(s)*p+99)/100-1))]
+}
+
+// BenchmarkAgentFleet measures a burst through the agent data plane on
+// the real node: FLEETKIT_AGENT_N (default 100; the node's kubelet runs
+// 110 Pods at most) instances created at once by 8 clients, spread over
+// two agents' clusters (a takes half, b the rest), each Pod a real
+// per-instance service. It reports the time until all are ready (GET of
+// the list shows it, polled every 250 ms), the create → ready p50/p99
+// (POST sent → first seen ready), and the time until all are deleted and
+// both namespaces are empty. Run it with -benchtime 1x.
+//
+//	go test -run '^$' -bench BenchmarkAgentFleet -benchtime 1x -timeout 30m ./examples/fleet-manager
+func BenchmarkAgentFleet(b *testing.B) {
+	n := 100
+	if v, err := strconv.Atoi(os.Getenv("FLEETKIT_AGENT_N")); err == nil && v > 0 {
+		n = v
+	}
+	f := startAgentFleet(b, map[string]int{"a": n / 2, "b": 0})
+	for b.Loop() {
+		var (
+			mu      sync.Mutex
+			created = map[string]time.Time{}
+			wg      sync.WaitGroup
+			next    atomic.Int64
+		)
+		start := time.Now()
+		for range 8 {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+					at := time.Now()
+					r := f.fm.Do(b, alice, http.MethodPost, "dinosaurs?async=true", map[string]any{"name": fmt.Sprintf("f%d", i)})
+					if r.Status != http.StatusAccepted {
+						b.Errorf("create: %d %s", r.Status, r.Raw)
+						return
+					}
+					mu.Lock()
+					created[r.Str("id")] = at
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		require.Len(b, created, n)
+		readyAt := map[string]time.Time{}
+		perCluster := map[string]int{}
+		waitNode(b, "all ready", func() bool {
+			r := f.fm.Do(b, alice, http.MethodGet, "dinosaurs?size=1000", nil)
+			now := time.Now()
+			for _, it := range r.Items() {
+				id, _ := it["id"].(string)
+				if _, ok := readyAt[id]; !ok && it["status"] == "ready" {
+					readyAt[id] = now
+					c, _ := it["cluster_id"].(string)
+					perCluster[c]++
+				}
+			}
+			if len(readyAt) < n {
+				time.Sleep(250 * time.Millisecond)
+			}
+			return len(readyAt) == n
+		})
+		all := time.Since(start)
+		took := make([]time.Duration, 0, n)
+		for id, at := range readyAt {
+			took = append(took, at.Sub(created[id]))
+		}
+		p50, p99 := percentile(took, 50), percentile(took, 99)
+		start = time.Now()
+		for id := range created {
+			require.Equal(b, http.StatusAccepted, f.fm.Do(b, alice, http.MethodDelete, "dinosaurs/"+id+"?async=true", nil).Status)
+		}
+		waitNode(b, "all gone, both namespaces empty", func() bool {
+			r := f.fm.Do(b, alice, http.MethodGet, "dinosaurs?size=1000", nil)
+			return len(r.Items()) == 0 && len(objectsOf(b, f.cs, f.ns["a"], "")) == 0 && len(objectsOf(b, f.cs, f.ns["b"], "")) == 0
+		})
+		gone := time.Since(start)
+		b.ReportMetric(all.Seconds(), "all_ready_s")
+		b.ReportMetric(float64(p50.Microseconds())/1000, "ready_p50_ms")
+		b.ReportMetric(float64(p99.Microseconds())/1000, "ready_p99_ms")
+		b.ReportMetric(gone.Seconds(), "all_gone_s")
+		b.Logf("%d instances at once over two agents %v: all ready in %s (create → ready p50 %s, p99 %s); all deleted, objects and Pods gone in %s",
+			n, perCluster, all.Round(time.Millisecond), p50.Round(time.Millisecond), p99.Round(time.Millisecond), gone.Round(time.Millisecond))
+	}
 }
