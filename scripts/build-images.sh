@@ -4,19 +4,20 @@
 # runs it as the per-instance service with -provider docker) from
 # examples/fleet-manager/Dockerfile, and the load balancer's and the machine
 # manager's images (the chart deploy/linter-fleet runs them) from
-# examples/loadbalancer and examples/machine-manager, and kdave's exporter
+# examples/loadbalancer and examples/machine-manager, kdave's exporter
 # (fleetkit/kdave:latest, the chart deploy/kdave runs it) from
-# examples/kdave: static binaries on an empty base, so no registry is
-# needed.
+# examples/kdave, and the fleet agent's (the agent data plane's, in each
+# data-plane cluster) from examples/fleet-agent: static binaries on an
+# empty base, so no registry is needed.
 #
 # Idempotent: each image carries the label io.fleetkit.inputs, a hash of
 # everything that went into it (the static binary, the Dockerfile, the build
 # arguments). An image whose label matches what would be built now is left
-# alone, so a warm run costs four `go build`s that the build cache answers.
+# alone, so a warm run costs six `go build`s that the build cache answers.
 # Binaries are built with -trimpath and without VCS stamps, so the same
 # source gives the same bytes whatever the commit or checkout path.
 #
-# Usage: scripts/build-images.sh [LINTER_PREFIX [FLEET_MANAGER_TAG [LOADBALANCER_TAG [MACHINE_MANAGER_TAG]]]]
+# Usage: scripts/build-images.sh [LINTER_PREFIX [FLEET_MANAGER_TAG [LOADBALANCER_TAG [MACHINE_MANAGER_TAG [FLEET_AGENT_TAG]]]]]
 # (kdave's tag: $KDAVE_TAG, default fleetkit/kdave:latest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,7 @@ prefix="${1:-fleetkit/linter}"
 fleet_tag="${2:-fleetkit/fleet-manager:latest}"
 lb_tag="${3:-fleetkit/loadbalancer:latest}"
 mm_tag="${4:-fleetkit/machine-manager:latest}"
+agent_tag="${5:-fleetkit/fleet-agent:latest}"
 cache="${FLEETKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetkit}"
 label=io.fleetkit.inputs
 ctx="$(mktemp -d)"
@@ -73,7 +75,7 @@ gobuild "$ctx/fleet-manager/fleet-manager" ./examples/fleet-manager
 cp examples/fleet-manager/Dockerfile "$ctx/fleet-manager/"
 ensure "$fleet_tag" "$ctx/fleet-manager"
 
-for b in loadbalancer:"$lb_tag" machine-manager:"$mm_tag"; do
+for b in loadbalancer:"$lb_tag" machine-manager:"$mm_tag" fleet-agent:"$agent_tag"; do
 	name="${b%%:*}" tag="${b#*:}"
 	mkdir "$ctx/$name"
 	gobuild "$ctx/$name/$name" "./examples/$name"

@@ -62,7 +62,7 @@ type manager struct {
 
 // start runs the fleet manager with args on a free port until stop or the
 // end of the test. FLEETKIT_CACHE must be set (the development key).
-func start(t *testing.T, args ...string) *manager {
+func start(t testing.TB, args ...string) *manager {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &lines{c: make(chan string, 1)}
