@@ -136,6 +136,7 @@ type settings struct {
 	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
 	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
 	excludeFile        []*regexp.Regexp
+	indent             indentOpts // Indentation's properties
 	unsupported        []string
 }
 
@@ -162,6 +163,7 @@ func newSettings() *settings {
 		trailingMsg: "Line has trailing spaces.", fileLengthMax: 2000, names: map[string]namePattern{},
 		catchVarName: regexp.MustCompile("^$"), catchComment: regexp.MustCompile(".*"),
 		mjmAnnotations: map[string]bool{"Override": true}, mjmMinLines: -1, abbrAllowed: 3,
+		indent: defaultIndentOpts,
 	}
 }
 
@@ -499,6 +501,15 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("allowMissingParamTags", "false")
 		known("allowUnknownTags", "false")
 		known("allowedAnnotations", "Generated")
+	case Indentation:
+		for k, n := range map[string]*int{"basicOffset": &s.indent.basic, "braceAdjustment": &s.indent.brace,
+			"caseIndent": &s.indent.caseIndent, "throwsIndent": &s.indent.throwsIndent,
+			"lineWrappingIndentation": &s.indent.wrap, "arrayInitIndent": &s.indent.arrayInit} {
+			if err := intProp(props, code, k, n); err != nil {
+				return err
+			}
+		}
+		known("forceStrictCondition", "false")
 	case TypecastParenPad:
 		known("option", "nospace")
 	case InterfaceIsType:

@@ -90,6 +90,7 @@ const (
 	GenericWhitespace            = "GenericWhitespace"
 	EmptyCatchBlock              = "EmptyCatchBlock"
 	AbbreviationAsWordInName     = "AbbreviationAsWordInName"
+	Indentation                  = "Indentation"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -110,7 +111,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {
