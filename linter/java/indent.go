@@ -66,17 +66,18 @@ func (l level) String() string {
 
 // indenter walks one file for Indentation.
 type indenter struct {
-	f      *file
-	toks   []token
-	o      indentOpts
-	starts []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
+	f        *file
+	toks     []token
+	o        indentOpts
+	reported []bool  // per line: it has a finding
+	starts   []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
 }
 
 func (f *file) indentation() {
 	if !f.l.enabled[Indentation] {
 		return
 	}
-	x := &indenter{f: f, toks: f.lx.toks, o: f.l.indent, starts: make([]int32, len(f.lines)+1)}
+	x := &indenter{f: f, toks: f.lx.toks, o: f.l.indent, starts: make([]int32, len(f.lines)+1), reported: make([]bool, len(f.lines)+2)}
 	for i := range x.starts {
 		x.starts[i] = -1
 	}
@@ -122,18 +123,36 @@ func (x *indenter) lineStart(ln int32) int {
 	return c
 }
 
+// once tells whether token i's line already has a finding, and marks it.
+func (x *indenter) once(i int) bool {
+	ln := x.line(i)
+	if x.reported[ln] {
+		return true
+	}
+	x.reported[ln] = true
+	return false
+}
+
 // sol tells whether token i starts its line.
 func (x *indenter) sol(i int) bool { return x.lineStart(x.line(i)) == x.col(i) }
 
 // match returns the index of the bracket closing the one at i, or -1.
 func (x *indenter) match(i int) int { return x.f.ps.matching(i) }
 
+// errorf reports the first error of a line, as checkstyle logs at most
+// one Indentation finding per line.
 func (x *indenter) errorf(i int, name string, actual int, want level) {
+	if x.once(i) {
+		return
+	}
 	x.f.reportTok(int32(i), Indentation, "'"+name+"' has incorrect indentation level "+strconv.Itoa(actual)+
 		", expected level should be "+want.String()+".")
 }
 
 func (x *indenter) childError(i int, name string, actual int, want level) {
+	if x.once(i) {
+		return
+	}
 	x.f.reportTok(int32(i), Indentation, "'"+name+"' child has incorrect indentation level "+strconv.Itoa(actual)+
 		", expected level should be "+want.String()+".")
 }
@@ -688,12 +707,8 @@ func (x *indenter) switchStmt(i, end int, lv level) int {
 	for k < close {
 		before := k
 		if x.at(k, "case") || x.at(k, "default") {
-			if x.isRule(k, close) {
-				if c := x.lineStart(x.line(k)); !cl.ok(c) {
-					x.childError(k, "case", c, cl)
-				}
-			} else {
-				x.top(k, "case", cl)
+			if c := x.lineStart(x.line(k)); !cl.ok(c) {
+				x.childError(k, "case", c, cl)
 			}
 			// to the label's ':' or '->'
 			for k < close && !x.at(k, ":") && !x.at(k, "->") {
@@ -715,7 +730,7 @@ func (x *indenter) switchStmt(i, end int, lv level) int {
 			k++
 			continue
 		}
-		k = x.stmt(k, close, "case", cl.plus(x.o.basic), true)
+		k = x.stmt(k, close, "block", cl.plus(x.o.basic), true)
 		if k <= before {
 			k = before + 1
 		}
