@@ -537,8 +537,36 @@ func (x *indenter) stmt(i, end int, name string, lv level, list bool) int {
 	if tn, kw := x.typeKind(k); tn != "" {
 		return x.typeDecl(i, mods, kw, tn, lv)
 	}
-	x.child(i, name, lv, list)
-	return x.skipStmt(i)
+	if !x.at(i, "assert") {
+		x.child(i, name, lv, list)
+	}
+	return x.exprStmt(i, end, lv)
+}
+
+// exprStmt skips the statement at i like skipStmt, checking the switch
+// expressions directly in it, which checkstyle places at the statement's
+// level lv.
+func (x *indenter) exprStmt(i, end int, lv level) int {
+	for !x.eof(i) && i < end {
+		switch {
+		case x.at(i, ";"):
+			return i + 1
+		case x.at(i, "}"):
+			return i
+		case x.at(i, "switch") && x.at(i+1, "("):
+			i = x.switchStmt(i, end, lv)
+			continue
+		case x.at(i, "(") || x.at(i, "[") || x.at(i, "{"):
+			j := x.match(i)
+			if j < 0 {
+				return len(x.toks) - 1
+			}
+			i = j + 1
+			continue
+		}
+		i++
+	}
+	return i
 }
 
 // child checks a statement no handler of its own checks.
