@@ -70,6 +70,7 @@ type indenter struct {
 	toks     []token
 	o        indentOpts
 	reported []bool  // per line: it has a finding
+	depth    int     // statements being parsed, nested
 	starts   []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
 }
 
@@ -505,6 +506,12 @@ func (x *indenter) stmts(i, end int, name string, lv level) {
 // name; list tells whether it is in braces (its line must start at lv) or
 // a body without braces (it may be deeper).
 func (x *indenter) stmt(i, end int, name string, lv level, list bool) int {
+	if x.depth++; x.depth > maxDepth {
+		// Pathological nesting: leave the rest of it unchecked.
+		x.depth--
+		return x.skipStmt(i)
+	}
+	defer func() { x.depth-- }()
 	if x.toks[i].kind == tIdent && x.at(i+1, ":") && !x.at(i+2, ":") {
 		return x.label(i, end, name, lv, list)
 	}
@@ -764,21 +771,4 @@ func (x *indenter) switchStmt(i, end int, lv level) int {
 		}
 	}
 	return close + 1
-}
-
-// isRule tells whether the switch label at i ends in '->'.
-func (x *indenter) isRule(i, close int) bool {
-	for ; i < close; i++ {
-		switch {
-		case x.at(i, ":"):
-			return false
-		case x.at(i, "->"):
-			return true
-		case x.at(i, "(") || x.at(i, "["):
-			if m := x.match(i); m > 0 {
-				i = m
-			}
-		}
-	}
-	return false
 }
