@@ -71,6 +71,7 @@ type indenter struct {
 	o        indentOpts
 	reported []bool  // per line: it has a finding
 	depth    int     // statements being parsed, nested
+	noChild  bool    // the statement about to be parsed is not checked as a child (its handler still runs)
 	starts   []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
 }
 
@@ -343,7 +344,9 @@ func (x *indenter) method(start int, mods []int, lp int, lv level, body int) int
 	if body == bodyAnnotation {
 		name = "annotation field def"
 	}
-	x.top(first, name+" modifier", lv)
+	if len(mods) > 0 || !x.typeNodeElsewhere(start, lp-1) {
+		x.top(first, name+" modifier", lv)
+	}
 	rp := x.match(lp)
 	if rp < 0 {
 		return len(x.toks) - 1
@@ -361,6 +364,28 @@ func (x *indenter) method(start int, mods []int, lp int, lv level, body int) int
 		return x.skipStmt(i)
 	}
 	return x.blockParent(i, name, lv, true, false)
+}
+
+// typeNodeElsewhere tells whether the return type from i to name has its
+// AST node away from its first token: at the '[' of an array type or the
+// last '.' of a qualified one. checkstyle checks a method without
+// modifiers there, which never starts a line.
+func (x *indenter) typeNodeElsewhere(i, name int) bool {
+	if x.at(i, "<") {
+		return false
+	}
+	depth := 0
+	for ; i < name; i++ {
+		switch t := x.toks[i].text; {
+		case t == "<":
+			depth++
+		case t == ">" || t == ">>" || t == ">>>":
+			depth -= len(t)
+		case depth <= 0 && (t == "[" || t == "."):
+			return true
+		}
+	}
+	return false
 }
 
 // typeDecl parses a class, interface, enum, annotation type or record
@@ -506,6 +531,8 @@ func (x *indenter) stmts(i, end int, name string, lv level) {
 // name; list tells whether it is in braces (its line must start at lv) or
 // a body without braces (it may be deeper).
 func (x *indenter) stmt(i, end int, name string, lv level, list bool) int {
+	noChild := x.noChild
+	x.noChild = false
 	if x.depth++; x.depth > maxDepth {
 		// Pathological nesting: leave the rest of it unchecked.
 		x.depth--
@@ -544,7 +571,7 @@ func (x *indenter) stmt(i, end int, name string, lv level, list bool) int {
 	if tn, kw := x.typeKind(k); tn != "" {
 		return x.typeDecl(i, mods, kw, tn, lv)
 	}
-	if !x.at(i, "assert") {
+	if !x.at(i, "assert") && !noChild {
 		x.child(i, name, lv, list)
 	}
 	return x.exprStmt(i, end, lv)
@@ -739,9 +766,17 @@ func (x *indenter) switchStmt(i, end int, lv level) int {
 	x.top(close, "switch rcurly", lv.plus(x.o.brace))
 	cl := lv.plus(x.o.caseIndent)
 	k := open + 1
+	// group is the line of the first label of the case group being
+	// parsed, or -1 after a statement; sameLine tells that the group's
+	// statements start on it, which leaves them unchecked
+	// (SlistHandler's isSameLineCaseGroup).
+	group, sameLine := int32(-1), false
 	for k < close {
 		before := k
 		if x.at(k, "case") || x.at(k, "default") {
+			if group < 0 {
+				group = x.line(k)
+			}
 			if c := x.lineStart(x.line(k)); !cl.ok(c) {
 				x.childError(k, "case", c, cl)
 			}
@@ -760,12 +795,25 @@ func (x *indenter) switchStmt(i, end int, lv level) int {
 				} else {
 					k = x.skipStmt(k + 1)
 				}
+				group = -1
 				continue
 			}
 			k++
 			continue
 		}
-		k = x.stmt(k, close, "block", cl.plus(x.o.basic), true)
+		if group >= 0 {
+			sameLine = x.line(k) == group
+			group = -1
+		}
+		if x.at(k, "{") {
+			// A block in a case group sits at the label's level.
+			x.top(k, "block lcurly", cl)
+			k = x.blockParent(k, "block", cl, false, false)
+		} else {
+			x.noChild = sameLine
+			k = x.stmt(k, close, "block", cl.plus(x.o.basic), true)
+			x.noChild = false
+		}
 		if k <= before {
 			k = before + 1
 		}
