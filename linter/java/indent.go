@@ -561,7 +561,8 @@ func (x *indenter) stmt(i, end int, name string, lv level, list bool) int {
 		return x.afterParens(i, end, "synchronized", lv)
 	case x.at(i, "switch"):
 		return x.switchStmt(i, end, lv)
-	case x.at(i, "yield") && !x.at(i+1, "=") && !x.at(i+1, "(") && !x.at(i+1, "."):
+	case x.at(i, "yield") && !x.at(i+1, "=") && !x.at(i+1, ".") && !x.at(i+1, "[") && !x.at(i+1, "++") && !x.at(i+1, "--"):
+		// Java 14 reserves yield: `yield (x);` is a yield statement.
 		x.top(i, "yield", lv)
 		return x.skipStmt(i)
 	case x.at(i, ";"):
