@@ -328,7 +328,7 @@ func (x *indenter) field(start int, mods []int, lv level) int {
 	} else if c := x.col(start); x.sol(start) && !lv.ok(c) {
 		x.errorf(start, "member def type", c, lv)
 	}
-	return x.skipStmt(start)
+	return x.exprStmt(start, len(x.toks), lv)
 }
 
 // method parses a method or constructor whose parameters open at lp.
@@ -578,6 +578,31 @@ func (x *indenter) stmt(i, end int, name string, lv level, list bool) int {
 	return x.exprStmt(i, end, lv)
 }
 
+// lambdaLevel is the level of the lambda whose arrow is at arrow and
+// which is not in parentheses (LambdaHandler): the start of the line of
+// what holds it (where it is, not where it should be), one line wrap
+// further when the lambda starts its line.
+func (x *indenter) lambdaLevel(arrow int) level {
+	first := arrow - 1
+	if x.at(first, ")") {
+		for k := first - 1; k >= 0 && k > first-maxTypeTokens; k-- {
+			if x.match(k) == first {
+				first = k
+				break
+			}
+		}
+	}
+	parent := first
+	if first > 0 {
+		parent = first - 1
+	}
+	lv := level{x.lineStart(x.line(parent))}
+	if x.sol(first) {
+		lv = lv.plus(x.o.wrap)
+	}
+	return lv
+}
+
 // exprStmt skips the statement at i like skipStmt, checking the switch
 // expressions directly in it, which checkstyle places at the statement's
 // level lv.
@@ -590,6 +615,9 @@ func (x *indenter) exprStmt(i, end int, lv level) int {
 			return i
 		case x.at(i, "switch") && x.at(i+1, "("):
 			i = x.switchStmt(i, end, lv)
+			continue
+		case x.at(i, "->") && x.at(i+1, "{") && x.match(i+1) > 0:
+			i = x.blockParent(i+1, "block", x.lambdaLevel(i), false, false)
 			continue
 		case x.at(i, "(") || x.at(i, "[") || x.at(i, "{"):
 			j := x.match(i)
