@@ -603,6 +603,53 @@ func (x *indenter) lambdaLevel(arrow int) level {
 	return lv
 }
 
+// anonOpen returns the '{' of the anonymous class body that the
+// instance creation at kw has, or -1.
+func (x *indenter) anonOpen(kw int) int {
+	for j := kw + 1; !x.eof(j) && j < kw+maxTypeTokens; j++ {
+		switch t := &x.toks[j]; {
+		case x.at(j, "("):
+			k := x.match(j)
+			if k > 0 && x.at(k+1, "{") && x.match(k+1) > 0 {
+				return k + 1
+			}
+			return -1
+		case t.kind == tIdent || x.at(j, ".") || x.at(j, "<") || x.at(j, ">") || x.at(j, ">>") ||
+			x.at(j, ">>>") || x.at(j, ",") || x.at(j, "?") || x.at(j, "extends") || x.at(j, "super"):
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// anonBody parses the body of an anonymous class at open, whose 'new' is
+// at lv (ObjectBlockHandler): the body is at lv or one level in, and so
+// are its braces, or one line wrap in.
+func (x *indenter) anonBody(open int, lv level) int {
+	end := x.match(open)
+	body := lv
+	for _, c := range lv {
+		body = body.with(c + x.o.basic)
+	}
+	curly := body.plus(x.o.brace).with(body[0] + x.o.brace + x.o.wrap)
+	x.top(open, "object def lcurly", curly)
+	x.top(end, "object def rcurly", curly)
+	kids := body.plus(x.o.basic)
+	for i := open + 1; i < end; {
+		before := i
+		if x.at(i, ";") {
+			i++
+			continue
+		}
+		i = x.member(i, kids, bodyAnon)
+		if i <= before {
+			i = before + 1
+		}
+	}
+	return end + 1
+}
+
 // exprStmt skips the statement at i like skipStmt, checking the switch
 // expressions directly in it, which checkstyle places at the statement's
 // level lv.
@@ -615,6 +662,13 @@ func (x *indenter) exprStmt(i, end int, lv level) int {
 			return i
 		case x.at(i, "switch") && x.at(i+1, "("):
 			i = x.switchStmt(i, end, lv)
+			continue
+		case x.at(i, "new") && !x.sol(i):
+			if open := x.anonOpen(i); open > 0 {
+				i = x.anonBody(open, level{x.lineStart(x.line(i))})
+				continue
+			}
+			i++
 			continue
 		case x.at(i, "->") && x.at(i+1, "{") && x.match(i+1) > 0:
 			i = x.blockParent(i+1, "block", x.lambdaLevel(i), false, false)
