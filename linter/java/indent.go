@@ -71,6 +71,7 @@ type indenter struct {
 	o        indentOpts
 	reported []bool  // per line: it has a finding
 	depth    int     // statements being parsed, nested
+	inField  bool    // a field's initializer is being parsed (not what it nests)
 	noChild  bool    // the statement about to be parsed is not checked as a child (its handler still runs)
 	starts   []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
 }
@@ -328,6 +329,8 @@ func (x *indenter) field(start int, mods []int, lv level) int {
 	} else if c := x.col(start); x.sol(start) && !lv.ok(c) {
 		x.errorf(start, "member def type", c, lv)
 	}
+	x.inField = true
+	defer func() { x.inField = false }()
 	return x.exprStmt(start, len(x.toks), lv)
 }
 
@@ -665,7 +668,16 @@ func (x *indenter) exprStmt(i, end int, lv level) int {
 			continue
 		case x.at(i, "new") && !x.sol(i):
 			if open := x.anonOpen(i); open > 0 {
-				i = x.anonBody(open, level{x.lineStart(x.line(i))})
+				lv := level{x.lineStart(x.line(i))}
+				if x.inField {
+					// Measured: in a field's initializer checkstyle
+					// also accepts the body one level further in.
+					lv = lv.with(lv[0] + x.o.basic)
+				}
+				inField := x.inField
+				x.inField = false
+				i = x.anonBody(open, lv)
+				x.inField = inField
 				continue
 			}
 			i++
