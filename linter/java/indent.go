@@ -72,6 +72,7 @@ type indenter struct {
 	reported []bool  // per line: it has a finding
 	depth    int     // statements being parsed, nested
 	inField  bool    // a field's initializer is being parsed (not what it nests)
+	callArgs bool    // exprStmt checks what the arguments of a statement's call hold
 	noChild  bool    // the statement about to be parsed is not checked as a child (its handler still runs)
 	starts   []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
 }
@@ -578,6 +579,8 @@ func (x *indenter) stmt(i, end int, name string, lv level, list bool) int {
 	if !x.at(i, "assert") && !noChild {
 		x.child(i, name, lv, list)
 	}
+	x.callArgs = !x.varDecl(i)
+	defer func() { x.callArgs = false }()
 	return x.exprStmt(i, end, lv)
 }
 
@@ -653,12 +656,110 @@ func (x *indenter) anonBody(open int, lv level) int {
 	return end + 1
 }
 
+// simpleCallee tells whether name, the token before a '(', ends a
+// method name that is qualified only by names (no call chain, no cast)
+// and that starts the statement at start or follows its '=', return or
+// throw: a call whose handler's parent is the statement's block.
+func (x *indenter) simpleCallee(start, name int) bool {
+	if name < start || x.toks[name].kind != tIdent {
+		return false
+	}
+	k := name
+	for k > start && (x.at(k-1, ".") && (x.toks[k-2].kind == tIdent || x.at(k-2, "this") || x.at(k-2, "super"))) {
+		k -= 2
+	}
+	if k == start {
+		return true
+	}
+	p := k - 1
+	return p == start && (x.at(p, "return") || x.at(p, "throw")) ||
+		x.at(p, "=") && x.toks[p-1].kind == tIdent && p-1 == start
+}
+
+// callArgsAt checks the anonymous classes and block lambdas that are
+// arguments of the call whose '(' is at lp and whose statement's block
+// suggests lv (MethodCallHandler.getSuggestedChildIndent). It returns the
+// index after the ')', or -1 when the call has none.
+func (x *indenter) callArgsAt(lp int, lv level) int {
+	rp := x.match(lp)
+	if rp < 0 {
+		return -1
+	}
+	found := false
+	ls := x.lineStart(x.line(lp - 1))
+	suggest := func(first int) level {
+		l := level{ls}
+		if x.line(first) != x.line(lp-1) {
+			l = level{ls + x.o.basic, ls + x.o.wrap}
+			if x.o.wrap < x.o.basic {
+				l = level{ls + x.o.wrap, ls + x.o.basic}
+			}
+		}
+		if x.sol(rp) {
+			for _, c := range lv {
+				l = l.with(c + x.o.wrap)
+			}
+		}
+		return l
+	}
+	for a := lp + 1; a < rp; {
+		// a is the first token of an argument.
+		next := a
+		for next < rp && !x.at(next, ",") {
+			if x.at(next, "(") || x.at(next, "[") || x.at(next, "{") {
+				if m := x.match(next); m > 0 {
+					next = m
+				}
+			}
+			next++
+		}
+		switch {
+		case x.at(a, "new"):
+			if open := x.anonOpen(a); open > 0 && x.match(open) < next {
+				nl := level{x.lineStart(x.line(a))}
+				if x.sol(a) {
+					nl = suggest(a + 1)
+				}
+				x.anonBody(open, nl)
+				found = true
+			}
+		default:
+			arrow := -1
+			if x.toks[a].kind == tIdent && x.at(a+1, "->") {
+				arrow = a + 1
+			} else if x.at(a, "(") && x.at(x.match(a)+1, "->") {
+				arrow = x.match(a) + 1
+			}
+			if arrow > 0 && x.at(arrow+1, "{") && x.match(arrow+1) > 0 && x.match(arrow+1) < next {
+				x.blockParent(arrow+1, "block", suggest(a), false, false)
+				found = true
+			}
+		}
+		a = next + 1
+	}
+	if !found {
+		return -1
+	}
+	return rp + 1
+}
+
 // exprStmt skips the statement at i like skipStmt, checking the switch
 // expressions directly in it, which checkstyle places at the statement's
 // level lv.
 func (x *indenter) exprStmt(i, end int, lv level) int {
+	start := i
 	for !x.eof(i) && i < end {
 		switch {
+		case x.at(i, "(") && x.callArgs && x.simpleCallee(start, i-1):
+			if j := x.callArgsAt(i, lv); j > 0 {
+				i = j
+				continue
+			}
+			i = x.match(i) + 1
+			if i <= 0 {
+				return len(x.toks) - 1
+			}
+			continue
 		case x.at(i, ";"):
 			return i + 1
 		case x.at(i, "}"):
@@ -696,6 +797,16 @@ func (x *indenter) exprStmt(i, end int, lv level) int {
 		i++
 	}
 	return i
+}
+
+// varDecl tells whether the statement at i declares local variables.
+func (x *indenter) varDecl(i int) bool {
+	k, _ := x.modifiers(i)
+	if x.at(k, "var") {
+		return true
+	}
+	k = x.f.ps.skipType(k)
+	return k > 0 && x.toks[k].kind == tIdent && (x.at(k+1, "=") || x.at(k+1, ";") || x.at(k+1, ",") || x.at(k+1, "["))
 }
 
 // child checks a statement no handler of its own checks.
