@@ -71,7 +71,6 @@ type indenter struct {
 	o        indentOpts
 	reported []bool  // per line: it has a finding
 	depth    int     // statements being parsed, nested
-	inField  bool    // a field's initializer is being parsed (not what it nests)
 	callArgs bool    // exprStmt checks what the arguments of a statement's call hold
 	noChild  bool    // the statement about to be parsed is not checked as a child (its handler still runs)
 	starts   []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
@@ -330,8 +329,6 @@ func (x *indenter) field(start int, mods []int, lv level) int {
 	} else if c := x.col(start); x.sol(start) && !lv.ok(c) {
 		x.errorf(start, "member def type", c, lv)
 	}
-	x.inField = true
-	defer func() { x.inField = false }()
 	return x.exprStmt(start, len(x.toks), lv)
 }
 
@@ -630,8 +627,9 @@ func (x *indenter) anonOpen(kw int) int {
 }
 
 // anonBody parses the body of an anonymous class at open, whose 'new' is
-// at lv (ObjectBlockHandler): the body is at lv or one level in, and so
-// are its braces, or one line wrap in.
+// at lv (ObjectBlockHandler): the body is at lv or one level in, its
+// braces there or one line wrap in, and its members one level in from
+// the braces.
 func (x *indenter) anonBody(open int, lv level) int {
 	end := x.match(open)
 	body := lv
@@ -641,7 +639,9 @@ func (x *indenter) anonBody(open int, lv level) int {
 	curly := body.plus(x.o.brace).with(body[0] + x.o.brace + x.o.wrap)
 	x.top(open, "object def lcurly", curly)
 	x.top(end, "object def rcurly", curly)
-	kids := body.plus(x.o.basic)
+	// Measured: members are expected one level in from any of the
+	// braces' levels.
+	kids := curly.plus(x.o.basic)
 	for i := open + 1; i < end; {
 		before := i
 		if x.at(i, ";") {
@@ -769,16 +769,7 @@ func (x *indenter) exprStmt(i, end int, lv level) int {
 			continue
 		case x.at(i, "new") && !x.sol(i):
 			if open := x.anonOpen(i); open > 0 {
-				lv := level{x.lineStart(x.line(i))}
-				if x.inField {
-					// Measured: in a field's initializer checkstyle
-					// also accepts the body one level further in.
-					lv = lv.with(lv[0] + x.o.basic)
-				}
-				inField := x.inField
-				x.inField = false
-				i = x.anonBody(open, lv)
-				x.inField = inField
+				i = x.anonBody(open, level{x.lineStart(x.line(i))})
 				continue
 			}
 			i++
