@@ -628,8 +628,8 @@ func (x *indenter) anonOpen(kw int) int {
 
 // anonBody parses the body of an anonymous class at open, whose 'new' is
 // at lv (ObjectBlockHandler): the body is at lv or one level in, its
-// braces there or one line wrap in, and its members one level in from
-// the braces.
+// braces there or one line wrap in, and its members where kidsLevel puts
+// them.
 func (x *indenter) anonBody(open int, lv level) int {
 	end := x.match(open)
 	body := lv
@@ -639,9 +639,7 @@ func (x *indenter) anonBody(open int, lv level) int {
 	curly := body.plus(x.o.brace).with(body[0] + x.o.brace + x.o.wrap)
 	x.top(open, "object def lcurly", curly)
 	x.top(end, "object def rcurly", curly)
-	// Measured: members are expected one level in from any of the
-	// braces' levels.
-	kids := curly.plus(x.o.basic)
+	kids := x.kidsLevel(open, end, body)
 	for i := open + 1; i < end; {
 		before := i
 		if x.at(i, ";") {
