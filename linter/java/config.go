@@ -510,6 +510,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			}
 		}
 		known("forceStrictCondition", "false")
+	case JavadocParagraph:
+		known("allowNewlineParagraph", "true")
+		known("violateExecutionOnNonTightHtml", "false")
 	case TypecastParenPad:
 		known("option", "nospace")
 	case InterfaceIsType:

@@ -91,6 +91,7 @@ const (
 	EmptyCatchBlock              = "EmptyCatchBlock"
 	AbbreviationAsWordInName     = "AbbreviationAsWordInName"
 	Indentation                  = "Indentation"
+	JavadocParagraph             = "JavadocParagraph"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -111,7 +112,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {
