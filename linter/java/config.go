@@ -510,6 +510,18 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			}
 		}
 		known("forceStrictCondition", "false")
+	case CustomImportOrder:
+		// Only google_checks' rules are implemented; they must be given,
+		// as checkstyle's defaults differ.
+		for _, kv := range [][2]string{{"customImportOrderRules", importOrderRules}, {"sortImportsInGroupAlphabetically", "true"}} {
+			k, want := kv[0], kv[1]
+			if v, ok := props[k]; !ok || strings.Join(strings.Fields(v), "") != want {
+				s.unsupport("%s: only %s=%q is supported; module not run", code, k, want)
+			}
+			delete(props, k)
+		}
+		known("separateLineBetweenGroups", "true")
+		known("tokens", "IMPORT, STATIC_IMPORT, PACKAGE_DEF")
 	case JavadocParagraph:
 		known("allowNewlineParagraph", "true")
 		known("violateExecutionOnNonTightHtml", "false")

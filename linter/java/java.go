@@ -92,6 +92,7 @@ const (
 	AbbreviationAsWordInName     = "AbbreviationAsWordInName"
 	Indentation                  = "Indentation"
 	JavadocParagraph             = "JavadocParagraph"
+	CustomImportOrder            = "CustomImportOrder"
 )
 
 // defaultCodes are the checks of DefaultConfig, in the order of
@@ -112,7 +113,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {
