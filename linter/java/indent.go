@@ -69,15 +69,18 @@ type indenter struct {
 	f        *file
 	toks     []token
 	o        indentOpts
-	reported []bool  // per line: it has a finding
-	depth    int     // statements being parsed, nested
-	callArgs bool    // exprStmt checks what the arguments of a statement's call hold
-	noChild  bool    // the statement about to be parsed is not checked as a child (its handler still runs)
-	starts   []int32 // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
+	reported []bool       // per line: it has a finding
+	depth    int          // statements being parsed, nested
+	callArgs bool         // exprStmt checks what the arguments of a statement's call hold
+	ovl      []*overloads // per type body being walked, its methods so far
+	noChild  bool         // the statement about to be parsed is not checked as a child (its handler still runs)
+	starts   []int32      // per line, the tab-expanded column of its first non-blank character; -1 before it is measured
 }
 
+// indentation runs Indentation, and OverloadMethodsDeclarationOrder,
+// which needs the same walk of the declarations.
 func (f *file) indentation() {
-	if !f.l.enabled[Indentation] {
+	if !f.l.enabled[Indentation] && !f.l.enabled[OverloadMethodsDeclarationOrder] {
 		return
 	}
 	x := &indenter{f: f, toks: f.lx.toks, o: f.l.indent, starts: make([]int32, len(f.lines)+1), reported: make([]bool, len(f.lines)+2)}
@@ -345,6 +348,9 @@ func (x *indenter) method(start int, mods []int, lp int, lv level, body int) int
 	if body == bodyAnnotation {
 		name = "annotation field def"
 	}
+	if name == "method def" {
+		x.overload(start, mods, lp-1)
+	}
 	if len(mods) > 0 || !x.typeNodeElsewhere(start, lp-1) {
 		x.top(first, name+" modifier", lv)
 	}
@@ -434,6 +440,9 @@ func (x *indenter) typeBody(open int, name string, lv level, body int) int {
 	}
 	kids := lv.plus(x.o.basic)
 	i := open + 1
+	if body != bodyAnnotation {
+		defer x.overloadScope()()
+	}
 	if body == bodyEnum {
 		i = x.enumConstants(i, end)
 	}
@@ -632,6 +641,7 @@ func (x *indenter) anonOpen(kw int) int {
 // them.
 func (x *indenter) anonBody(open int, lv level) int {
 	end := x.match(open)
+	defer x.overloadScope()()
 	body := lv
 	for _, c := range lv {
 		body = body.with(c + x.o.basic)
@@ -1014,4 +1024,73 @@ func (x *indenter) switchStmt(i, end int, lv level) int {
 		}
 	}
 	return close + 1
+}
+
+// overloads are the methods of one type body seen so far, for
+// OverloadMethodsDeclarationOrder: per name, the index among the body's
+// methods and the token of the last one.
+type overloads struct {
+	n     int
+	index map[string]int
+	tok   map[string]int
+}
+
+// overloadScope starts a type body's methods and returns what ends it.
+func (x *indenter) overloadScope() func() {
+	x.ovl = append(x.ovl, &overloads{})
+	return func() { x.ovl = x.ovl[:len(x.ovl)-1] }
+}
+
+// overload records the method named at name, whose declaration starts at
+// start, and reports it when a method of the same name came before, but
+// not right before (other methods in between).
+func (x *indenter) overload(start int, mods []int, name int) {
+	if len(x.ovl) == 0 {
+		return
+	}
+	o := x.ovl[len(x.ovl)-1]
+	if o.index == nil {
+		o.index, o.tok = make(map[string]int), make(map[string]int)
+	}
+	o.n++
+	pos := x.methodPos(start, mods, name)
+	id := x.toks[name].text
+	if prev, ok := o.index[id]; ok && o.n-prev > 1 {
+		x.f.reportTok(int32(pos), OverloadMethodsDeclarationOrder, "All overloaded methods should be placed next to each other. "+
+			"Placing non-overloaded methods in between overloaded methods with the same type is a violation. "+
+			"Previous overloaded method located at line '"+integer(int(x.line(o.tok[id])))+"'.")
+	}
+	o.index[id], o.tok[id] = o.n, pos
+}
+
+// methodPos is the token where checkstyle places a method definition: its
+// first modifier or annotation, its type parameters, or its return type's
+// node (the last '[' of an array type, the last '.' of a qualified one).
+func (x *indenter) methodPos(start int, mods []int, name int) int {
+	if len(mods) > 0 {
+		return mods[0]
+	}
+	if x.at(start, "<") {
+		return start
+	}
+	bracket, dot, depth := -1, -1, 0
+	for i := start; i < name; i++ {
+		switch t := x.toks[i].text; {
+		case t == "<":
+			depth++
+		case t == ">" || t == ">>" || t == ">>>":
+			depth -= len(t)
+		case depth <= 0 && t == "[":
+			bracket = i
+		case depth <= 0 && t == ".":
+			dot = i
+		}
+	}
+	switch {
+	case bracket >= 0:
+		return bracket
+	case dot >= 0:
+		return dot
+	}
+	return start
 }
