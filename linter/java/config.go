@@ -525,6 +525,8 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	case JavadocParagraph:
 		known("allowNewlineParagraph", "true")
 		known("violateExecutionOnNonTightHtml", "false")
+	case RequireEmptyLineBeforeBlockTagGroup:
+		known("violateExecutionOnNonTightHtml", "false")
 	case TypecastParenPad:
 		known("option", "nospace")
 	case InterfaceIsType:

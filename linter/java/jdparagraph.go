@@ -25,8 +25,8 @@ type jpItem struct {
 	kind   uint8
 	line   int32
 	blank  bool   // jpText: white space only
-	space  bool   // jpText: starts with a space
-	name   string // jpStart, jpEnd: the tag's name, lower case
+	space  bool   // jpText: starts with a space; jpTag: on the comment's first line
+	name   string // jpStart, jpEnd: the tag's name, lower case; jpTag: the block tag, as written
 	self   bool   // jpStart: <x/>
 	inTags bool   // after the first block tag
 	depth  int32  // elements it is in (set by nest)
@@ -48,8 +48,11 @@ const (
 	msgParaTagAfter   = "Empty line should be followed by <p> tag on the next line."
 )
 
+// javadocParagraphs runs JavadocParagraph and
+// RequireEmptyLineBeforeBlockTagGroup, which read Javadoc the same way.
 func (f *file) javadocParagraphs() {
-	if !f.l.enabled[JavadocParagraph] {
+	para, group := f.l.enabled[JavadocParagraph], f.l.enabled[RequireEmptyLineBeforeBlockTagGroup]
+	if !para && !group {
 		return
 	}
 	for _, c := range f.placedJavadocs() {
@@ -57,7 +60,48 @@ func (f *file) javadocParagraphs() {
 		if !ok || !jpNest(items) {
 			continue // checkstyle cannot parse it and checks nothing in it
 		}
-		f.jpCheck(items)
+		if para {
+			f.jpCheck(items)
+		}
+		if group {
+			f.tagGroupCheck(items)
+		}
+	}
+}
+
+// tagGroupCheck is RequireEmptyLineBeforeBlockTagGroup: the first block
+// tag must follow an empty line, unless nothing but white space comes
+// before it.
+func (f *file) tagGroupCheck(items []jpItem) {
+	k := 0
+	for k < len(items) && items[k].kind != jpTag {
+		k++
+	}
+	if k == len(items) {
+		return
+	}
+	only := true
+	for _, it := range items[:k] {
+		if it.kind == jpText && !it.blank || it.kind != jpText && it.kind != jpAsterisk && it.kind != jpNewline {
+			only = false
+			break
+		}
+	}
+	if only && !items[k].space {
+		return
+	}
+	// Back from the tag: its line's asterisk, the previous line's end,
+	// then that line must hold its asterisk and nothing else.
+	j := k - 1
+	if j >= 0 && items[j].kind == jpText && items[j].blank {
+		j--
+	}
+	if j >= 0 && items[j].kind == jpAsterisk {
+		j--
+	}
+	empty := j >= 1 && items[j].kind == jpNewline && items[j-1].kind == jpAsterisk
+	if !empty {
+		f.report(int(items[k].line), 0, RequireEmptyLineBeforeBlockTagGroup, "Javadoc tag '"+items[k].name+"' should be preceded with an empty line.")
 	}
 }
 
@@ -80,7 +124,9 @@ func (f *file) jpItems(c comment) ([]jpItem, bool) {
 		}
 		textStart = -1
 	}
-	lineStart := false
+	// A block tag may start the first line too.
+	lineStart := strings.HasPrefix(strings.TrimLeft(text, " \t\f"), "@")
+	firstLine := line
 	for i := 0; i < len(text); {
 		ch := text[i]
 		if lineStart {
@@ -89,7 +135,7 @@ func (f *file) jpItems(c comment) ([]jpItem, bool) {
 			for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\f') {
 				j++
 			}
-			if j < len(text) && text[j] == '*' {
+			if j < len(text) && text[j] == '*' && line != firstLine {
 				items = append(items, jpItem{kind: jpAsterisk, line: line, inTags: inTags})
 				i = j + 1
 				j = i
@@ -103,11 +149,11 @@ func (f *file) jpItems(c comment) ([]jpItem, bool) {
 				// description, apart from the rest.
 				flush(i)
 				inTags = true
-				items = append(items, jpItem{kind: jpTag, line: line, inTags: true})
 				k := j + 1
 				for k < len(text) && isASCIILetter(text[k]) {
 					k++
 				}
+				items = append(items, jpItem{kind: jpTag, line: line, inTags: true, name: text[j:k], space: line == firstLine})
 				switch text[j+1 : k] {
 				case "param", "throws", "exception":
 					for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
