@@ -527,6 +527,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("violateExecutionOnNonTightHtml", "false")
 	case RequireEmptyLineBeforeBlockTagGroup:
 		known("violateExecutionOnNonTightHtml", "false")
+	case JavadocTagContinuationIndentation:
+		known("offset", "4")
+		known("violateExecutionOnNonTightHtml", "false")
 	case TypecastParenPad:
 		known("option", "nospace")
 	case InterfaceIsType:

@@ -94,6 +94,7 @@ const (
 	JavadocParagraph                    = "JavadocParagraph"
 	CustomImportOrder                   = "CustomImportOrder"
 	RequireEmptyLineBeforeBlockTagGroup = "RequireEmptyLineBeforeBlockTagGroup"
+	JavadocTagContinuationIndentation   = "JavadocTagContinuationIndentation"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -115,7 +116,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

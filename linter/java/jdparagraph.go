@@ -27,6 +27,7 @@ type jpItem struct {
 	blank  bool   // jpText: white space only
 	space  bool   // jpText: starts with a space; jpTag: on the comment's first line
 	name   string // jpStart, jpEnd: the tag's name, lower case; jpTag: the block tag, as written
+	text   string // jpText: the text
 	self   bool   // jpStart: <x/>
 	inTags bool   // after the first block tag
 	depth  int32  // elements it is in (set by nest)
@@ -52,7 +53,8 @@ const (
 // RequireEmptyLineBeforeBlockTagGroup, which read Javadoc the same way.
 func (f *file) javadocParagraphs() {
 	para, group := f.l.enabled[JavadocParagraph], f.l.enabled[RequireEmptyLineBeforeBlockTagGroup]
-	if !para && !group {
+	cont := f.l.enabled[JavadocTagContinuationIndentation]
+	if !para && !group && !cont {
 		return
 	}
 	for _, c := range f.placedJavadocs() {
@@ -65,6 +67,9 @@ func (f *file) javadocParagraphs() {
 		}
 		if group {
 			f.tagGroupCheck(items)
+		}
+		if cont {
+			f.tagContinuationCheck(items)
 		}
 	}
 }
@@ -120,7 +125,7 @@ func (f *file) jpItems(c comment) ([]jpItem, bool) {
 	flush := func(end int) {
 		if textStart >= 0 && end > textStart {
 			s := text[textStart:end]
-			items = append(items, jpItem{kind: jpText, line: line, blank: strings.TrimLeft(s, " \t\f") == "", space: s[0] == ' ', inTags: inTags})
+			items = append(items, jpItem{kind: jpText, line: line, blank: strings.TrimLeft(s, " \t\f") == "", space: s[0] == ' ', inTags: inTags, text: s})
 		}
 		textStart = -1
 	}
@@ -152,6 +157,9 @@ func (f *file) jpItems(c comment) ([]jpItem, bool) {
 				k := j + 1
 				for k < len(text) && isASCIILetter(text[k]) {
 					k++
+				}
+				if text[j+1:k] == "serialField" && !jpSerialFieldOK(text[k:]) {
+					return nil, false
 				}
 				items = append(items, jpItem{kind: jpTag, line: line, inTags: true, name: text[j:k], space: line == firstLine})
 				switch text[j+1 : k] {
@@ -394,4 +402,39 @@ func (f *file) jpCheck(items []jpItem) {
 			}
 		}
 	}
+}
+
+// tagContinuationCheck is JavadocTagContinuationIndentation (offset 4):
+// a line that continues a block tag's description must be indented at
+// least 4 spaces past the one after its '*'. Like checkstyle, it looks
+// at the text two items after each line end in the descriptions.
+func (f *file) tagContinuationCheck(items []jpItem) {
+	const offset = 4
+	for k := range items {
+		// Only line ends directly in a description count, not those in
+		// HTML elements.
+		if items[k].kind != jpNewline || !items[k].inTags || items[k].depth != 0 || k+2 >= len(items) {
+			continue
+		}
+		t := &items[k+2]
+		if t.kind != jpText || !t.inTags || strings.TrimSpace(t.text) == "" {
+			continue
+		}
+		if len(t.text) <= offset || strings.TrimSpace(t.text[1:offset+1]) != "" {
+			f.report(int(t.line), 0, JavadocTagContinuationIndentation, "Line continuation have incorrect indentation level, expected level should be 4.")
+		}
+	}
+}
+
+// jpSerialFieldOK tells whether checkstyle's grammar reads the arguments
+// of a @serialField tag followed by rest: its field type is a name, so
+// an array type ("long[]") is a parse error that leaves the whole comment
+// unchecked.
+func jpSerialFieldOK(rest string) bool {
+	line := rest
+	if k := strings.IndexAny(line, "\r\n"); k >= 0 {
+		line = line[:k]
+	}
+	fields := strings.Fields(line)
+	return len(fields) < 2 || !strings.ContainsAny(fields[1], "[]")
 }
