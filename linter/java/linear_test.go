@@ -35,6 +35,10 @@ var linearInputs = []struct {
 		return "class A {\n    void f() {\n" + strings.Repeat("      if (a) {\n  b();\n      } else if (c) {\n  switch (d) {\n case 1: e(); }\n}\n"+
 			strings.Repeat("{ if (a)\n", 4)+strings.Repeat("}", 4)+"\n", n) + "\n    }\n}\n"
 	}, false},
+	{"Javadoc (JavadocParagraph and friends)", func(n int) string {
+		return "class A {\n" + strings.Repeat("  /**\n   * S.\n   *\n   * Text.\n   * <p>\n   * <ul><li>a<li><p> b</ul>\n   * @param x one\n   *  two\n   */\n  void f(int x) {}\n\n", n) +
+			"  /**\n   * S.\n" + strings.Repeat("   * <li>x <p> y\n", n) + "   */\n  void g() {}\n}\n"
+	}, false},
 	{"many imports", func(n int) string {
 		var b strings.Builder
 		for i := range n {
