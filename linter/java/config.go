@@ -136,7 +136,8 @@ type settings struct {
 	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
 	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
 	excludeFile        []*regexp.Regexp
-	indent             indentOpts // Indentation's properties
+	indent             indentOpts     // Indentation's properties
+	summaryForbidden   *regexp.Regexp // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
 	unsupported        []string
 }
 
@@ -526,6 +527,19 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("allowNewlineParagraph", "true")
 		known("violateExecutionOnNonTightHtml", "false")
 	case RequireEmptyLineBeforeBlockTagGroup:
+		known("violateExecutionOnNonTightHtml", "false")
+	case SummaryJavadoc:
+		if v, ok := props["forbiddenSummaryFragments"]; ok {
+			if v != "^$" {
+				re, err := compileJava(v)
+				if err != nil {
+					return fmt.Errorf("%w: %s: forbiddenSummaryFragments: %v", ErrInvalidConfig, code, err)
+				}
+				s.summaryForbidden = re
+			}
+			delete(props, "forbiddenSummaryFragments")
+		}
+		known("period", ".")
 		known("violateExecutionOnNonTightHtml", "false")
 	case JavadocTagContinuationIndentation:
 		known("offset", "4")

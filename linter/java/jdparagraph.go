@@ -26,7 +26,7 @@ type jpItem struct {
 	line   int32
 	blank  bool   // jpText: white space only
 	space  bool   // jpText: starts with a space; jpTag: on the comment's first line
-	name   string // jpStart, jpEnd: the tag's name, lower case; jpTag: the block tag, as written
+	name   string // jpStart, jpEnd: the tag's name, lower case; jpTag, and jpOther for an inline tag: the tag, as written
 	text   string // jpText: the text
 	self   bool   // jpStart: <x/>
 	inTags bool   // after the first block tag
@@ -53,8 +53,8 @@ const (
 // RequireEmptyLineBeforeBlockTagGroup, which read Javadoc the same way.
 func (f *file) javadocParagraphs() {
 	para, group := f.l.enabled[JavadocParagraph], f.l.enabled[RequireEmptyLineBeforeBlockTagGroup]
-	cont := f.l.enabled[JavadocTagContinuationIndentation]
-	if !para && !group && !cont {
+	cont, summary := f.l.enabled[JavadocTagContinuationIndentation], f.l.enabled[SummaryJavadoc]
+	if !para && !group && !cont && !summary {
 		return
 	}
 	for _, c := range f.placedJavadocs() {
@@ -70,6 +70,9 @@ func (f *file) javadocParagraphs() {
 		}
 		if cont {
 			f.tagContinuationCheck(items)
+		}
+		if summary {
+			f.summaryCheck(c, items)
 		}
 	}
 }
@@ -197,7 +200,14 @@ func (f *file) jpItems(c comment) ([]jpItem, bool) {
 					}
 				}
 			}
-			items = append(items, jpItem{kind: jpOther, line: line, inTags: inTags})
+			n := i + 2
+			for n < len(text) && isASCIILetter(text[n]) {
+				n++
+			}
+			if tag := text[i+2 : n]; (tag == "link" || tag == "linkplain") && !jpReferenceOK(text[n:min(j+1, len(text))]) {
+				return nil, false
+			}
+			items = append(items, jpItem{kind: jpOther, line: line, inTags: inTags, name: "@" + text[i+2:n]})
 			line += int32(jpLines(text[i:min(j+1, len(text))]))
 			i = j + 1
 		case ch == '<' && strings.HasPrefix(text[i:], "<!--"):
@@ -429,12 +439,111 @@ func (f *file) tagContinuationCheck(items []jpItem) {
 // jpSerialFieldOK tells whether checkstyle's grammar reads the arguments
 // of a @serialField tag followed by rest: its field type is a name, so
 // an array type ("long[]") is a parse error that leaves the whole comment
-// unchecked.
+// unchecked; so is a qualified one.
 func jpSerialFieldOK(rest string) bool {
 	line := rest
 	if k := strings.IndexAny(line, "\r\n"); k >= 0 {
 		line = line[:k]
 	}
 	fields := strings.Fields(line)
-	return len(fields) < 2 || !strings.ContainsAny(fields[1], "[]")
+	return len(fields) < 2 || !strings.ContainsAny(fields[1], "[].")
+}
+
+// jpReferenceOK tells whether checkstyle's grammar reads the reference
+// of a {@link} or {@linkplain} inline tag whose text after the tag name
+// is rest: parentheses only after a '#member', closed once, and followed
+// by white space or the tag's end.
+func jpReferenceOK(rest string) bool {
+	rest = strings.TrimLeft(rest, " \t")
+	hash := false
+	for i := 0; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case c == '#':
+			hash = true
+		case c == '(':
+			if !hash {
+				return false
+			}
+			k := strings.IndexByte(rest[i:], ')')
+			if k < 0 {
+				return false
+			}
+			i += k + 1
+			return i >= len(rest) || rest[i] == ' ' || rest[i] == '\t' || rest[i] == '}' || rest[i] == '\n' || rest[i] == '\r'
+		case c == ' ' || c == '\t' || c == '}' || c == '\n' || c == '\r':
+			return true
+		}
+	}
+	return true
+}
+
+// summaryCheck is SummaryJavadoc (period "."): the text before the block
+// tags, inline tags left out, must hold a period, and its first sentence
+// no forbidden fragment. A comment starting with {@inheritDoc} is left
+// alone.
+func (f *file) summaryCheck(c comment, items []jpItem) {
+	for _, it := range items {
+		if it.kind == jpAsterisk || it.kind == jpNewline || it.kind == jpText && it.blank {
+			continue
+		}
+		if it.kind == jpOther && it.name == "@inheritDoc" {
+			return
+		}
+		break
+	}
+	var sum strings.Builder
+	for k := 0; k < len(items); k++ {
+		it := &items[k]
+		if it.kind == jpTag {
+			break
+		}
+		switch {
+		case it.depth != 0:
+		case it.kind == jpText:
+			sum.WriteString(it.text)
+		case it.kind == jpStart && strings.TrimSpace(sum.String()) == "":
+			// An HTML element first: the text directly in it.
+			for j := k + 1; j < len(items) && items[j].depth > it.depth; j++ {
+				if items[j].kind == jpText && items[j].depth == it.depth+1 {
+					sum.WriteString(items[j].text)
+				}
+			}
+		}
+	}
+	line, _ := lineOfOffset(f.lx.lines, c.off)
+	s := strings.TrimSpace(sum.String())
+	switch {
+	case s == "":
+		f.report(int(line), 0, SummaryJavadoc, "Summary javadoc is missing.")
+		return
+	case !strings.Contains(s, "."):
+		f.report(int(line), 0, SummaryJavadoc, "First sentence of Javadoc is missing an ending period.")
+	}
+	if f.l.summaryForbidden == nil {
+		return
+	}
+	// The first sentence, as checkstyle cuts it: the raw text up to the
+	// first ". ", its leading asterisks dropped and white space
+	// collapsed, up to its last period.
+	raw := f.src[c.off+3 : c.end-2]
+	if k := strings.Index(raw, ". "); k >= 0 {
+		raw = raw[:k+1]
+	}
+	end := strings.LastIndexByte(raw, '.')
+	if end < 0 {
+		return
+	}
+	raw = raw[:end]
+	lines := strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n")
+	for i, ln := range lines {
+		t := strings.TrimLeft(ln, " \t")
+		if i > 0 || strings.HasPrefix(ln, " ") {
+			t = strings.TrimPrefix(t, "*")
+		}
+		lines[i] = t
+	}
+	text := strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
+	if f.l.summaryForbidden.MatchString(text) {
+		f.report(int(line), 0, SummaryJavadoc, "Forbidden summary fragment.")
+	}
 }
