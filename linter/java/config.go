@@ -528,6 +528,16 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("violateExecutionOnNonTightHtml", "false")
 	case RequireEmptyLineBeforeBlockTagGroup:
 		known("violateExecutionOnNonTightHtml", "false")
+	case EmptyLineSeparator:
+		// Only google_checks' settings: its tokens, fields may go
+		// without empty lines between them (not the default).
+		if v := props["allowNoEmptyLineBetweenFields"]; v != "true" {
+			s.unsupport("%s: only allowNoEmptyLineBetweenFields=\"true\" is supported; module not run", code)
+		}
+		delete(props, "allowNoEmptyLineBetweenFields")
+		known("tokens", "PACKAGE_DEF, IMPORT, STATIC_IMPORT, CLASS_DEF, INTERFACE_DEF, ENUM_DEF, STATIC_INIT, INSTANCE_INIT, METHOD_DEF, CTOR_DEF, VARIABLE_DEF, RECORD_DEF, COMPACT_CTOR_DEF")
+		known("allowMultipleEmptyLines", "true")
+		known("allowMultipleEmptyLinesInsideClassMembers", "true")
 	case SummaryJavadoc:
 		if v, ok := props["forbiddenSummaryFragments"]; ok {
 			if v != "^$" {

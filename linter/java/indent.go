@@ -80,7 +80,7 @@ type indenter struct {
 // indentation runs Indentation, and OverloadMethodsDeclarationOrder,
 // which needs the same walk of the declarations.
 func (f *file) indentation() {
-	if !f.l.enabled[Indentation] && !f.l.enabled[OverloadMethodsDeclarationOrder] {
+	if !f.l.enabled[Indentation] && !f.l.enabled[OverloadMethodsDeclarationOrder] && !f.l.enabled[EmptyLineSeparator] {
 		return
 	}
 	x := &indenter{f: f, toks: f.lx.toks, o: f.l.indent, starts: make([]int32, len(f.lines)+1), reported: make([]bool, len(f.lines)+2)}
@@ -175,6 +175,7 @@ func (x *indenter) top(i int, name string, lv level) {
 
 func (x *indenter) unit() {
 	i := 0
+	var sibs []span
 	for !x.eof(i) {
 		before := i
 		switch {
@@ -188,7 +189,9 @@ func (x *indenter) unit() {
 		if i <= before {
 			i = before + 1
 		}
+		sibs = append(sibs, span{before, i})
 	}
+	x.separation(sibs, -1)
 }
 
 // skipStmt returns the index after the ';' ending the statement or
@@ -446,17 +449,20 @@ func (x *indenter) typeBody(open int, name string, lv level, body int) int {
 	if body == bodyEnum {
 		i = x.enumConstants(i, end)
 	}
+	var sibs []span
 	for i < end {
 		before := i
 		if x.at(i, ";") {
 			i++
-			continue
+		} else {
+			i = x.member(i, kids, body)
 		}
-		i = x.member(i, kids, body)
 		if i <= before {
 			i = before + 1
 		}
+		sibs = append(sibs, span{before, i})
 	}
+	x.separation(sibs, body)
 	return end + 1
 }
 
@@ -650,17 +656,20 @@ func (x *indenter) anonBody(open int, lv level) int {
 	x.top(open, "object def lcurly", curly)
 	x.top(end, "object def rcurly", curly)
 	kids := x.kidsLevel(open, end, body)
+	var sibs []span
 	for i := open + 1; i < end; {
 		before := i
 		if x.at(i, ";") {
 			i++
-			continue
+		} else {
+			i = x.member(i, kids, bodyAnon)
 		}
-		i = x.member(i, kids, bodyAnon)
 		if i <= before {
 			i = before + 1
 		}
+		sibs = append(sibs, span{before, i})
 	}
+	x.separation(sibs, bodyAnon)
 	return end + 1
 }
 

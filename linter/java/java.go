@@ -96,6 +96,7 @@ const (
 	RequireEmptyLineBeforeBlockTagGroup = "RequireEmptyLineBeforeBlockTagGroup"
 	JavadocTagContinuationIndentation   = "JavadocTagContinuationIndentation"
 	SummaryJavadoc                      = "SummaryJavadoc"
+	EmptyLineSeparator                  = "EmptyLineSeparator"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -117,7 +118,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {
@@ -217,7 +218,7 @@ func (l *Linter) Lint(ctx context.Context, src linter.Source) ([]linter.Diagnost
 			return nil, nil
 		}
 	}
-	f, err := l.check(ctx, string(src.Code))
+	f, err := l.checkNamed(ctx, src.Name, string(src.Code))
 	if err != nil {
 		return nil, err
 	}
