@@ -282,16 +282,31 @@ func (x *indenter) member(i int, lv level, body int) int {
 		return x.blockParent(i, "instance initialization", lv, true, false)
 	}
 	// A method, constructor or field: find its '(' or its end.
+	j, method := x.declKind(i, len(x.toks))
+	switch {
+	case method:
+		return x.method(start, mods, j, lv, body)
+	case j < len(x.toks) && !x.eof(j):
+		return x.field(start, mods, lv)
+	}
+	return j
+}
+
+// declKind looks at a method, constructor or field declaration whose
+// type (or name) starts at i, up to limit: it returns the index of the
+// parameters' '(' and true, or of the first token after the first
+// variable's name and dimensions and false.
+func (x *indenter) declKind(i, limit int) (int, bool) {
 	j := i
 	if x.at(j, "<") {
 		j = x.skipAngles(j)
 	}
-	for !x.eof(j) {
+	for j < limit && !x.eof(j) {
 		switch {
 		case x.at(j, "("):
-			return x.method(start, mods, j, lv, body)
-		case x.at(j, "=") || x.at(j, ";") || x.at(j, "{") || x.at(j, "}"):
-			return x.field(start, mods, lv)
+			return j, true
+		case x.at(j, "=") || x.at(j, ";") || x.at(j, ",") || x.at(j, "{") || x.at(j, "}"):
+			return j, false
 		case x.at(j, "<"):
 			j = x.skipAngles(j)
 			continue
@@ -303,7 +318,7 @@ func (x *indenter) member(i int, lv level, body int) int {
 		}
 		j++
 	}
-	return j
+	return j, false
 }
 
 // skipAngles returns the index after type arguments or parameters at i.
@@ -449,13 +464,20 @@ func (x *indenter) typeBody(open int, name string, lv level, body int) int {
 	if body == bodyEnum {
 		i = x.enumConstants(i, end)
 	}
+	x.members(i, end, kids, body)
+	return end + 1
+}
+
+// members parses the members of a type body of kind body from i to end,
+// each at lv, and checks how they are separated.
+func (x *indenter) members(i, end int, lv level, body int) {
 	var sibs []span
 	for i < end {
 		before := i
 		if x.at(i, ";") {
 			i++
 		} else {
-			i = x.member(i, kids, body)
+			i = x.member(i, lv, body)
 		}
 		if i <= before {
 			i = before + 1
@@ -463,7 +485,6 @@ func (x *indenter) typeBody(open int, name string, lv level, body int) int {
 		sibs = append(sibs, span{before, i})
 	}
 	x.separation(sibs, body)
-	return end + 1
 }
 
 // enumConstants skips an enum's constants, to the ';' that ends them or
@@ -655,21 +676,7 @@ func (x *indenter) anonBody(open int, lv level) int {
 	curly := body.plus(x.o.brace).with(body[0] + x.o.brace + x.o.wrap)
 	x.top(open, "object def lcurly", curly)
 	x.top(end, "object def rcurly", curly)
-	kids := x.kidsLevel(open, end, body)
-	var sibs []span
-	for i := open + 1; i < end; {
-		before := i
-		if x.at(i, ";") {
-			i++
-		} else {
-			i = x.member(i, kids, bodyAnon)
-		}
-		if i <= before {
-			i = before + 1
-		}
-		sibs = append(sibs, span{before, i})
-	}
-	x.separation(sibs, bodyAnon)
+	x.members(open+1, end, x.kidsLevel(open, end, body), bodyAnon)
 	return end + 1
 }
 

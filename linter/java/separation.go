@@ -108,32 +108,17 @@ func (x *indenter) sepNodes(nodes []sepNode, sp span) []sepNode {
 		return append(nodes, sepNode{"INSTANCE_INIT", k, last})
 	}
 	// A method, a constructor or a field.
-	j := k
-	if x.at(j, "<") {
-		j = x.skipAngles(j)
-	}
-	for j <= last {
-		switch {
-		case x.at(j, "("):
-			if j-1 == k {
-				return append(nodes, sepNode{"CTOR_DEF", pos, last})
-			}
-			if len(mods) == 0 {
-				pos = x.methodPos(k, nil, j-1)
-			}
-			return append(nodes, sepNode{"METHOD_DEF", pos, last})
-		case x.at(j, "=") || x.at(j, ";") || x.at(j, ","):
-			return x.fieldNodes(nodes, k, mods, j-1, last)
-		case x.at(j, "<"):
-			j = x.skipAngles(j)
-			continue
-		case x.at(j, "["):
-			if m := x.match(j); m > 0 {
-				j = m + 1
-				continue
-			}
+	j, method := x.declKind(k, last+1)
+	switch {
+	case method && j-1 == k:
+		return append(nodes, sepNode{"CTOR_DEF", pos, last})
+	case method:
+		if len(mods) == 0 {
+			pos = x.methodPos(k, nil, j-1)
 		}
-		j++
+		return append(nodes, sepNode{"METHOD_DEF", pos, last})
+	case j <= last:
+		return x.fieldNodes(nodes, k, mods, j-1, last)
 	}
 	return nodes
 }
