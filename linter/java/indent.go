@@ -78,9 +78,11 @@ type indenter struct {
 }
 
 // indentation runs Indentation, and OverloadMethodsDeclarationOrder,
-// which needs the same walk of the declarations.
+// EmptyLineSeparator and OneTopLevelClass, which need the same walk of
+// the declarations.
 func (f *file) indentation() {
-	if !f.l.enabled[Indentation] && !f.l.enabled[OverloadMethodsDeclarationOrder] && !f.l.enabled[EmptyLineSeparator] {
+	if !f.l.enabled[Indentation] && !f.l.enabled[OverloadMethodsDeclarationOrder] && !f.l.enabled[EmptyLineSeparator] &&
+		!f.l.enabled[OneTopLevelClass] {
 		return
 	}
 	x := &indenter{f: f, toks: f.lx.toks, o: f.l.indent, starts: make([]int32, len(f.lines)+1), reported: make([]bool, len(f.lines)+2)}
@@ -192,6 +194,47 @@ func (x *indenter) unit() {
 		sibs = append(sibs, span{before, i})
 	}
 	x.separation(sibs, -1)
+	x.oneTopLevelClass(sibs)
+}
+
+// oneTopLevelClass is OneTopLevelClass: every top-level type but the
+// public one (or, without one, the first) is reported.
+func (x *indenter) oneTopLevelClass(sibs []span) {
+	if !x.f.l.enabled[OneTopLevelClass] {
+		return
+	}
+	type topType struct{ pos, name int }
+	var others []topType
+	public := false
+	for _, sp := range sibs {
+		k, mods := x.modifiers(sp.start)
+		name, kw := x.typeKind(k)
+		if name == "" || kw+1 >= len(x.toks) {
+			continue
+		}
+		isPublic := false
+		for _, m := range mods {
+			isPublic = isPublic || x.at(m, "public")
+		}
+		if isPublic {
+			public = true
+			continue
+		}
+		pos := kw
+		switch {
+		case len(mods) > 0:
+			pos = mods[0]
+		case name == "annotation def":
+			pos = kw - 1
+		}
+		others = append(others, topType{pos, kw + 1})
+	}
+	if !public && len(others) > 0 {
+		others = others[1:]
+	}
+	for _, t := range others {
+		x.f.reportTok(int32(t.pos), OneTopLevelClass, "Top-level class "+x.toks[t.name].text+" has to reside in its own source file.")
+	}
 }
 
 // skipStmt returns the index after the ';' ending the statement or
