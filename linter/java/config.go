@@ -551,6 +551,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		}
 		known("period", ".")
 		known("violateExecutionOnNonTightHtml", "false")
+	case NonEmptyAtclauseDescription:
+		known("javadocTokens", "PARAM_LITERAL, RETURN_LITERAL, THROWS_LITERAL, EXCEPTION_LITERAL, DEPRECATED_LITERAL")
+		known("violateExecutionOnNonTightHtml", "false")
 	case JavadocTagContinuationIndentation:
 		known("offset", "4")
 		known("violateExecutionOnNonTightHtml", "false")

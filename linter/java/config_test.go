@@ -41,7 +41,7 @@ func TestBuiltinConfigs(t *testing.T) {
 	assert.Equal(t, indentOpts{basic: 2, brace: 0, caseIndent: 2, throwsIndent: 4, wrap: 4, arrayInit: 2}, google.indent)
 	assert.True(t, google.enabled[JavadocParagraph])
 	assert.True(t, google.enabled[CustomImportOrder], "its rules, sorting and separation are implemented")
-	for _, c := range []string{OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass} {
+	for _, c := range []string{OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription} {
 		assert.True(t, google.enabled[c], c)
 	}
 	els, err := New(withConfig(`<module name="Checker"><module name="TreeWalker"><module name="EmptyLineSeparator"/></module></module>`))

@@ -98,6 +98,7 @@ const (
 	SummaryJavadoc                      = "SummaryJavadoc"
 	EmptyLineSeparator                  = "EmptyLineSeparator"
 	OneTopLevelClass                    = "OneTopLevelClass"
+	NonEmptyAtclauseDescription         = "NonEmptyAtclauseDescription"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -119,7 +120,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -54,7 +54,8 @@ const (
 func (f *file) javadocParagraphs() {
 	para, group := f.l.enabled[JavadocParagraph], f.l.enabled[RequireEmptyLineBeforeBlockTagGroup]
 	cont, summary := f.l.enabled[JavadocTagContinuationIndentation], f.l.enabled[SummaryJavadoc]
-	if !para && !group && !cont && !summary {
+	atclause := f.l.enabled[NonEmptyAtclauseDescription]
+	if !para && !group && !cont && !summary && !atclause {
 		return
 	}
 	for _, c := range f.placedJavadocs() {
@@ -73,6 +74,9 @@ func (f *file) javadocParagraphs() {
 		}
 		if summary {
 			f.summaryCheck(c, items)
+		}
+		if atclause {
+			f.atclauseDescriptions(items)
 		}
 	}
 }
@@ -253,6 +257,11 @@ func (f *file) jpItems(c comment) ([]jpItem, bool) {
 		}
 	}
 	flush(len(text))
+	for k := range items {
+		if items[k].kind == jpTag && jpNeedsDescription[items[k].name] && jpBareKind(items, k) == jpBareTag {
+			return nil, false // checkstyle's parse error: the comment is not checked
+		}
+	}
 	return items, true
 }
 
@@ -547,3 +556,61 @@ func (f *file) summaryCheck(c comment, items []jpItem) {
 		f.report(int(line), 0, SummaryJavadoc, "Forbidden summary fragment.")
 	}
 }
+
+// atclauseTags are the block tags NonEmptyAtclauseDescription checks.
+var atclauseTags = setOf("@param", "@return", "@throws", "@exception", "@deprecated")
+
+// atclauseDescriptions is NonEmptyAtclauseDescription: those tags need
+// a description. As checkstyle 8.36 reads them, one is missing when the
+// tag's line ends after it (and its argument) and the next line holds
+// another block tag, or ends the comment (but for @return).
+func (f *file) atclauseDescriptions(items []jpItem) {
+	for k := range items {
+		if items[k].kind != jpTag || !atclauseTags[items[k].name] {
+			continue
+		}
+		if jpBareKind(items, k) != jpBareNone && !(items[k].name == "@return" && jpBareKind(items, k) == jpBareEnd) {
+			f.report(int(items[k].line), 0, NonEmptyAtclauseDescription, "At-clause should have a non-empty description.")
+		}
+	}
+}
+
+// What follows a block tag whose line ends after it (and its argument).
+const (
+	jpBareNone = iota // its line goes on, or the next line is text
+	jpBareTag         // the next line holds another block tag
+	jpBareEnd         // the comment ends
+)
+
+// jpBareKind tells what follows the block tag at k when nothing does on
+// its line.
+func jpBareKind(items []jpItem, k int) int {
+	j := k + 1
+	for j < len(items) && items[j].kind == jpText && items[j].blank {
+		j++
+	}
+	if j == len(items) {
+		return jpBareEnd
+	}
+	if items[j].kind != jpNewline {
+		return jpBareNone
+	}
+	j++
+	for j < len(items) && (items[j].kind == jpAsterisk || items[j].kind == jpText && items[j].blank) {
+		if items[j].kind == jpAsterisk && j+1 < len(items) && items[j+1].kind == jpNewline {
+			return jpBareNone // an empty line: a description of line ends
+		}
+		j++
+	}
+	switch {
+	case j == len(items):
+		return jpBareEnd
+	case items[j].kind == jpTag:
+		return jpBareTag
+	}
+	return jpBareNone
+}
+
+// jpNeedsDescription are the block tags checkstyle's grammar cannot read
+// without a description on their line when another block tag follows.
+var jpNeedsDescription = setOf("@return", "@since", "@see", "@author", "@version")
