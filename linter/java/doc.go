@@ -17,8 +17,9 @@
 // Indentation (checkstyle's handlers for declarations, statements, block
 // lambdas and anonymous classes; not yet wrapped lines), JavadocParagraph,
 // JavadocTagContinuationIndentation, SummaryJavadoc,
-// RequireEmptyLineBeforeBlockTagGroup, CustomImportOrder,
-// EmptyLineSeparator and OverloadMethodsDeclarationOrder;
+// RequireEmptyLineBeforeBlockTagGroup, NonEmptyAtclauseDescription,
+// CustomImportOrder, EmptyLineSeparator, OverloadMethodsDeclarationOrder
+// and OneTopLevelClass;
 // modules, properties and messages the configuration names that are not
 // implemented are listed by (*Linter).Unsupported and not run.
 //
