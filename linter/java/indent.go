@@ -248,16 +248,21 @@ func (x *indenter) skipStmt(i int) int {
 		case x.at(i, "}"):
 			return i
 		case x.at(i, "(") || x.at(i, "[") || x.at(i, "{"):
-			j := x.match(i)
-			if j < 0 {
-				return len(x.toks) - 1
-			}
-			i = j + 1
+			i = x.pastBracket(i)
 			continue
 		}
 		i++
 	}
 	return i
+}
+
+// pastBracket returns the index after the bracket closing the one at i
+// (the last token, EOF, when it is not closed).
+func (x *indenter) pastBracket(i int) int {
+	if j := x.match(i); j >= 0 {
+		return j + 1
+	}
+	return len(x.toks) - 1
 }
 
 // modifiers returns the index after the modifiers and annotations at i
@@ -845,11 +850,7 @@ func (x *indenter) exprStmt(i, end int, lv level) int {
 			i = x.blockParent(i+1, "block", x.lambdaLevel(i), false, false)
 			continue
 		case x.at(i, "(") || x.at(i, "[") || x.at(i, "{"):
-			j := x.match(i)
-			if j < 0 {
-				return len(x.toks) - 1
-			}
-			i = j + 1
+			i = x.pastBracket(i)
 			continue
 		}
 		i++
