@@ -23,6 +23,7 @@ const (
 // file holds one source file being linted.
 type file struct {
 	l     *Linter
+	name  string // the source's name (EmptyLineSeparator treats package-info.java apart)
 	src   string
 	lx    *lexer
 	ps    *parser
@@ -193,14 +194,19 @@ func (l *Linter) run(src string) []linter.Diagnostic {
 // stops between passes once ctx is done (the client has gone), returning
 // ctx's error.
 func (l *Linter) check(ctx context.Context, src string) (*file, error) {
-	f := &file{l: l, src: src}
+	return l.checkNamed(ctx, "", src)
+}
+
+// checkNamed is check for a source with a name.
+func (l *Linter) checkNamed(ctx context.Context, name, src string) (*file, error) {
+	f := &file{l: l, src: src, name: name}
 	f.lx = tokenize(src)
 	f.lines = splitLines(src, f.lx.lines)
 	passes := []func(){
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations, f.indentation, f.javadocParagraphs, f.customImportOrder,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {

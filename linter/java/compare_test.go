@@ -119,9 +119,13 @@ type finding struct {
 	code, msg string
 }
 
+// javadocParseErrors tables checkstyle's Javadoc parse errors.
+const javadocParseErrors = "(Javadoc parse errors)"
+
 var (
-	warnRe = regexp.MustCompile(`^\[(?:WARN|ERROR|INFO)\] (.+?):(\d+):(?:(\d+):)? (.*) \[(\w+)\]$`)
-	excRe  = regexp.MustCompile(`Exception was thrown while processing (.+\.java)`)
+	javadocParseError = regexp.MustCompile(`^Javadoc comment at column \d+ has parse error\.`)
+	warnRe            = regexp.MustCompile(`^\[(?:WARN|ERROR|INFO)\] (.+?):(\d+):(?:(\d+):)? (.*) \[(\w+)\]$`)
+	excRe             = regexp.MustCompile(`Exception was thrown while processing (.+\.java)`)
 )
 
 // parseCheckstyle reads checkstyle's plain output: findings with their
@@ -201,6 +205,16 @@ func TestAgreesWithCheckstyle(t *testing.T) {
 // agree compares our findings over paths with checkstyle's.
 func agree(t *testing.T, l *Linter, paths []string, dir string, checkstyle func() (map[finding]bool, map[string]bool)) {
 	theirs, failed := checkstyle()
+	// A Javadoc comment checkstyle cannot parse is reported once, under
+	// whichever of its Javadoc modules logs it first, which varies from
+	// run to run; we do not print these, so they are tabled apart.
+	for f := range theirs {
+		if javadocParseError.MatchString(f.msg) {
+			delete(theirs, f)
+			f.code = javadocParseErrors
+			theirs[f] = true
+		}
+	}
 	ours := make(map[finding]bool)
 	lines := 0
 	for _, p := range paths {

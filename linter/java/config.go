@@ -136,6 +136,8 @@ type settings struct {
 	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
 	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
 	excludeFile        []*regexp.Regexp
+	indent             indentOpts     // Indentation's properties
+	summaryForbidden   *regexp.Regexp // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
 	unsupported        []string
 }
 
@@ -162,6 +164,7 @@ func newSettings() *settings {
 		trailingMsg: "Line has trailing spaces.", fileLengthMax: 2000, names: map[string]namePattern{},
 		catchVarName: regexp.MustCompile("^$"), catchComment: regexp.MustCompile(".*"),
 		mjmAnnotations: map[string]bool{"Override": true}, mjmMinLines: -1, abbrAllowed: 3,
+		indent: defaultIndentOpts,
 	}
 }
 
@@ -499,6 +502,61 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("allowMissingParamTags", "false")
 		known("allowUnknownTags", "false")
 		known("allowedAnnotations", "Generated")
+	case Indentation:
+		for k, n := range map[string]*int{"basicOffset": &s.indent.basic, "braceAdjustment": &s.indent.brace,
+			"caseIndent": &s.indent.caseIndent, "throwsIndent": &s.indent.throwsIndent,
+			"lineWrappingIndentation": &s.indent.wrap, "arrayInitIndent": &s.indent.arrayInit} {
+			if err := intProp(props, code, k, n); err != nil {
+				return err
+			}
+		}
+		known("forceStrictCondition", "false")
+	case CustomImportOrder:
+		// Only google_checks' rules are implemented; they must be given,
+		// as checkstyle's defaults differ.
+		for _, kv := range [][2]string{{"customImportOrderRules", importOrderRules}, {"sortImportsInGroupAlphabetically", "true"}} {
+			k, want := kv[0], kv[1]
+			if v, ok := props[k]; !ok || strings.Join(strings.Fields(v), "") != want {
+				s.unsupport("%s: only %s=%q is supported; module not run", code, k, want)
+			}
+			delete(props, k)
+		}
+		known("separateLineBetweenGroups", "true")
+		known("tokens", "IMPORT, STATIC_IMPORT, PACKAGE_DEF")
+	case JavadocParagraph:
+		known("allowNewlineParagraph", "true")
+		known("violateExecutionOnNonTightHtml", "false")
+	case RequireEmptyLineBeforeBlockTagGroup:
+		known("violateExecutionOnNonTightHtml", "false")
+	case EmptyLineSeparator:
+		// Only google_checks' settings: its tokens, fields may go
+		// without empty lines between them (not the default).
+		if v := props["allowNoEmptyLineBetweenFields"]; v != "true" {
+			s.unsupport("%s: only allowNoEmptyLineBetweenFields=\"true\" is supported; module not run", code)
+		}
+		delete(props, "allowNoEmptyLineBetweenFields")
+		known("tokens", "PACKAGE_DEF, IMPORT, STATIC_IMPORT, CLASS_DEF, INTERFACE_DEF, ENUM_DEF, STATIC_INIT, INSTANCE_INIT, METHOD_DEF, CTOR_DEF, VARIABLE_DEF, RECORD_DEF, COMPACT_CTOR_DEF")
+		known("allowMultipleEmptyLines", "true")
+		known("allowMultipleEmptyLinesInsideClassMembers", "true")
+	case SummaryJavadoc:
+		if v, ok := props["forbiddenSummaryFragments"]; ok {
+			if v != "^$" {
+				re, err := compileJava(v)
+				if err != nil {
+					return fmt.Errorf("%w: %s: forbiddenSummaryFragments: %v", ErrInvalidConfig, code, err)
+				}
+				s.summaryForbidden = re
+			}
+			delete(props, "forbiddenSummaryFragments")
+		}
+		known("period", ".")
+		known("violateExecutionOnNonTightHtml", "false")
+	case NonEmptyAtclauseDescription:
+		known("javadocTokens", "PARAM_LITERAL, RETURN_LITERAL, THROWS_LITERAL, EXCEPTION_LITERAL, DEPRECATED_LITERAL")
+		known("violateExecutionOnNonTightHtml", "false")
+	case JavadocTagContinuationIndentation:
+		known("offset", "4")
+		known("violateExecutionOnNonTightHtml", "false")
 	case TypecastParenPad:
 		known("option", "nospace")
 	case InterfaceIsType:

@@ -37,7 +37,20 @@ func TestBuiltinConfigs(t *testing.T) {
 	assert.True(t, google.tabEachLine)
 	assert.True(t, google.enabled[OneStatementPerLine])
 	assert.False(t, google.enabled[FileLength])
-	assert.Contains(t, google.Unsupported(), "module Indentation is not implemented")
+	assert.True(t, google.enabled[Indentation], "its six properties are implemented")
+	assert.Equal(t, indentOpts{basic: 2, brace: 0, caseIndent: 2, throwsIndent: 4, wrap: 4, arrayInit: 2}, google.indent)
+	assert.True(t, google.enabled[JavadocParagraph])
+	assert.True(t, google.enabled[CustomImportOrder], "its rules, sorting and separation are implemented")
+	for _, c := range []string{OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription} {
+		assert.True(t, google.enabled[c], c)
+	}
+	els, err := New(withConfig(`<module name="Checker"><module name="TreeWalker"><module name="EmptyLineSeparator"/></module></module>`))
+	require.NoError(t, err)
+	assert.False(t, els.enabled[EmptyLineSeparator], "checkstyle's default allowNoEmptyLineBetweenFields=false is not implemented")
+	l, err := New(withConfig(`<module name="Checker"><module name="TreeWalker"><module name="CustomImportOrder"/></module></module>`))
+	require.NoError(t, err)
+	assert.False(t, l.enabled[CustomImportOrder], "checkstyle's default rules are not implemented")
+	assert.Contains(t, l.Unsupported(), `CustomImportOrder: only customImportOrderRules="STATIC###THIRD_PARTY_PACKAGE" is supported; module not run`)
 	assert.Contains(t, google.Unsupported(), `EmptyBlock: property option="TEXT" is not supported; module not run`)
 	assert.False(t, google.enabled[EmptyBlock], "a module with an unsupported property is not run")
 	assert.True(t, google.enabled[WhitespaceAround], "its allowEmpty*, ignoreEnhancedForColon and messages are implemented")
@@ -183,4 +196,31 @@ func TestAbbreviationDefaults(t *testing.T) {
 		{Line: 1, Column: 7, Code: AbbreviationAsWordInName, Message: "Abbreviation in name 'HTTPClient' must contain no more than '4' consecutive capital letters."},
 		{Line: 5, Column: 9, Code: AbbreviationAsWordInName, Message: "Abbreviation in name 'otherABCDE' must contain no more than '4' consecutive capital letters."},
 	}, got)
+}
+
+// TestIndentationProperties runs Indentation at checkstyle's defaults but
+// caseIndent 0; the findings are checkstyle 8.36's for the same file and
+// configuration.
+func TestIndentationProperties(t *testing.T) {
+	cfg := `<module name="Checker"><module name="TreeWalker"><module name="Indentation">
+  <property name="caseIndent" value="0"/>
+</module></module></module>`
+	code := "class IndPos {\n    int x;\n    void f(int a) {\n        if (a > 0) {\n            a++;\n        } else if (a < 0) {\n          a--;\n        }\n" +
+		"        switch (a) {\n            case 1:\n                break;\n            default:\n        }\n        Runnable r = () -> {\n            g();\n        };\n    }\n    void g() { }\n}\n"
+	got := lint(t, withConfig(cfg), code)
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 7, Column: 11, Code: Indentation, Message: "'if' child has incorrect indentation level 10, expected level should be 12."},
+		{Line: 10, Column: 13, Code: Indentation, Message: "'case' child has incorrect indentation level 12, expected level should be 8."},
+		{Line: 11, Column: 17, Code: Indentation, Message: "'block' child has incorrect indentation level 16, expected level should be 12."},
+		{Line: 12, Column: 13, Code: Indentation, Message: "'case' child has incorrect indentation level 12, expected level should be 8."},
+	}, got)
+
+	_, err := New(withConfig(`<module name="Checker"><module name="TreeWalker"><module name="Indentation">
+  <property name="basicOffset" value="-1"/></module></module></module>`))
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	l, err := New(withConfig(`<module name="Checker"><module name="TreeWalker"><module name="Indentation">
+  <property name="forceStrictCondition" value="true"/></module></module></module>`))
+	require.NoError(t, err)
+	assert.False(t, l.enabled[Indentation], "forceStrictCondition true is not implemented: not run")
+	assert.Contains(t, l.Unsupported(), `Indentation: property forceStrictCondition="true" is not supported; module not run`)
 }

@@ -12,7 +12,14 @@
 // or the name of a built-in one, SunChecks or GoogleChecks (our renditions
 // of checkstyle's sun_checks.xml and google_checks.xml). Every module of
 // sun_checks.xml is implemented but JavadocPackage, Translation and
-// IllegalInstantiation (the list is in the README);
+// IllegalInstantiation (the list is in the README), and of google_checks.xml
+// the modules the two share plus EmptyCatchBlock, AbbreviationAsWordInName,
+// Indentation (checkstyle's handlers for declarations, statements, block
+// lambdas and anonymous classes; not yet wrapped lines), JavadocParagraph,
+// JavadocTagContinuationIndentation, SummaryJavadoc,
+// RequireEmptyLineBeforeBlockTagGroup, NonEmptyAtclauseDescription,
+// CustomImportOrder, EmptyLineSeparator, OverloadMethodsDeclarationOrder
+// and OneTopLevelClass;
 // modules, properties and messages the configuration names that are not
 // implemented are listed by (*Linter).Unsupported and not run.
 //

@@ -298,13 +298,35 @@ func (f *file) javadocTypes() {
 }
 
 // invalidJavadocPositions reports the Javadoc comments that are not right
-// before a definition (checkstyle's BlockCommentPosition): the first code
-// token after the comment must start a type, field, method, constructor or
-// enum constant.
+// before a definition (checkstyle's BlockCommentPosition).
 func (f *file) invalidJavadocPositions() {
 	if !f.l.enabled[InvalidJavadocPosition] {
 		return
 	}
+	f.javadocPlacement(func(c comment, placed bool) {
+		if !placed {
+			line, _ := lineOfOffset(f.lx.lines, c.off)
+			f.report(int(line), f.column(line, c.off), InvalidJavadocPosition, "Javadoc comment is placed in the wrong location.")
+		}
+	})
+}
+
+// placedJavadocs returns the Javadoc comments right before a definition:
+// those checkstyle's Javadoc checks read.
+func (f *file) placedJavadocs() []comment {
+	var out []comment
+	f.javadocPlacement(func(c comment, placed bool) {
+		if placed {
+			out = append(out, c)
+		}
+	})
+	return out
+}
+
+// javadocPlacement calls fn for each Javadoc comment, in order, with
+// whether it is right before a definition: the first code token after
+// it must start a type, field, method, constructor or enum constant.
+func (f *file) javadocPlacement(fn func(c comment, placed bool)) {
 	toks := f.lx.toks
 	starts := make(map[int32]bool, len(f.ps.defStarts))
 	for _, i := range f.ps.defStarts {
@@ -324,10 +346,6 @@ func (f *file) invalidJavadocPositions() {
 			k++
 		}
 		last := n+1 == len(jds) || k >= len(toks) || jds[n+1].off > toks[k].off
-		if k < len(toks) && toks[k].kind != tEOF && starts[int32(k)] && last {
-			continue
-		}
-		line, _ := lineOfOffset(f.lx.lines, c.off)
-		f.report(int(line), f.column(line, c.off), InvalidJavadocPosition, "Javadoc comment is placed in the wrong location.")
+		fn(c, k < len(toks) && toks[k].kind != tEOF && starts[int32(k)] && last)
 	}
 }

@@ -18,25 +18,34 @@ import (
 // token), on one line with tabs, and thousands of imports (duplicates were
 // looked for pairwise).
 var linearInputs = []struct {
-	name string
-	gen  func(n int) string
+	name     string
+	gen      func(n int) string
+	noGoogle bool // google_checks runs no check that finds anything in it
 }{
 	{"one long non-ASCII line", func(n int) string {
 		return "class A { void f() { String[] x={" + strings.Repeat(`"é",a=1;`, n) + "}; } }\n"
-	}},
+	}, false},
 	{"the same in short lines", func(n int) string {
 		return "class A { void f() { String[] x={\n" + strings.Repeat("\"é\",a=1;\n", n) + "}; } }\n"
-	}},
+	}, false},
 	{"one long line with tabs", func(n int) string {
 		return "class A {\tvoid f() {" + strings.Repeat("\ta=1;b=c+d*e;int x\t= 2;", n) + "} }\n"
-	}},
+	}, false},
+	{"nested statements (Indentation)", func(n int) string {
+		return "class A {\n    void f() {\n" + strings.Repeat("      if (a) {\n  b();\n      } else if (c) {\n  switch (d) {\n case 1: e(); }\n}\n"+
+			strings.Repeat("{ if (a)\n", 4)+strings.Repeat("}", 4)+"\n", n) + "\n    }\n}\n"
+	}, false},
+	{"Javadoc (JavadocParagraph and friends)", func(n int) string {
+		return "class A {\n" + strings.Repeat("  /**\n   * S.\n   *\n   * Text.\n   * <p>\n   * <ul><li>a<li><p> b</ul>\n   * @param x one\n   *  two\n   */\n  void f(int x) {}\n\n", n) +
+			"  /**\n   * S.\n" + strings.Repeat("   * <li>x <p> y\n", n) + "   */\n  void g() {}\n}\n"
+	}, false},
 	{"many imports", func(n int) string {
 		var b strings.Builder
 		for i := range n {
 			fmt.Fprintf(&b, "import a.b.C%d;\nimport a.b.C%d;\n", i%(n/2+1), i)
 		}
 		return b.String() + "class A {}\n"
-	}},
+	}, true},
 }
 
 // work lints src and returns the bytes measured for columns and the bytes
@@ -56,20 +65,25 @@ func work(t *testing.T, l *Linter, src string) (steps int, alloc uint64, diags i
 // TestLinearInInputSize lints inputs of size N and 4N and requires the
 // work to grow at most 4.5 times, and the bytes allocated at most 8 times
 // (issue 13: linting is linear in input size).
-// Each input runs at the default configuration and at sun_checks, which
-// runs every check implemented for it.
+// Each input runs at the default configuration, at sun_checks and at
+// google_checks, which between them run every check implemented.
 func TestLinearInInputSize(t *testing.T) {
 	def, err := New(linter.Config{})
 	require.NoError(t, err)
 	sun, err := New(linter.Config{Options: map[string]string{OptionConfig: SunChecks}})
+	require.NoError(t, err)
+	google, err := New(linter.Config{Options: map[string]string{OptionConfig: GoogleChecks}})
 	require.NoError(t, err)
 	const n = 2000
 	for _, in := range linearInputs {
 		for _, cfg := range []struct {
 			name string
 			l    *Linter
-		}{{"default", def}, {SunChecks, sun}} {
+		}{{"default", def}, {SunChecks, sun}, {GoogleChecks, google}} {
 			l := cfg.l
+			if in.noGoogle && l == google {
+				continue
+			}
 			t.Run(in.name+"/"+cfg.name, func(t *testing.T) {
 				s1, a1, d1 := work(t, l, in.gen(n))
 				s4, a4, d4 := work(t, l, in.gen(4*n))
