@@ -424,7 +424,7 @@ func percentile(ds []time.Duration, p int) time.Duration {
 
 // BenchmarkAgentFleet measures a burst through the agent data plane on
 // the real node: FLEETKIT_AGENT_N (default 100; the node's kubelet runs
-// 110 Pods at most) instances created at once by 8 clients, spread over
+// kubetest.MaxPods, 250, at most) instances created at once by 8 clients, spread over
 // two agents' clusters (a takes half, b the rest), each Pod a real
 // per-instance service. It reports the time until all are ready (GET of
 // the list shows it, polled every 250 ms), the create → ready p50/p99
