@@ -424,9 +424,9 @@ func percentile(ds []time.Duration, p int) time.Duration {
 
 // BenchmarkAgentFleet measures a burst through the agent data plane on
 // the real node: FLEETKIT_AGENT_N (default 100; the node's kubelet runs
-// kubetest.MaxPods, 250, at most) instances created at once by 8 clients, spread over
-// two agents' clusters (a takes half, b the rest), each Pod a real
-// per-instance service. It reports the time until all are ready (GET of
+// kubetest.MaxPods, 250, at most) instances created at once by 8
+// clients, spread over two agents' clusters (a takes half, b the rest),
+// each Pod a real per-instance service. It reports the time until all are ready (GET of
 // the list shows it, polled every 250 ms), the create → ready p50/p99
 // (POST sent → first seen ready), and the time until all are deleted and
 // both namespaces are empty. Run it with -benchtime 1x.
