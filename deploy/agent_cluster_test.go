@@ -1,11 +1,8 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -119,29 +116,7 @@ func TestFleetAgentOnCluster(t *testing.T) {
 	jwt, err := auth.NewHS256Token(keys.Data["hs256"], "alice", "", time.Hour)
 	require.NoError(t, err)
 
-	// call calls the API; the status is 0 when nothing answered.
-	call := func(method, path, token string, body any) (int, map[string]any) {
-		t.Helper()
-		var in io.Reader
-		if body != nil {
-			b, err := json.Marshal(body)
-			require.NoError(t, err)
-			in = bytes.NewReader(b)
-		}
-		req, err := http.NewRequestWithContext(t.Context(), method, api+path, in)
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-		if err != nil {
-			t.Logf("%s %s: %v", method, path, err)
-			return 0, nil
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out
-	}
+	call := fleetAPI{t, api}.call
 	// waitUntil polls cond until it holds, failing after clusterWait.
 	waitUntil := func(what string, cond func() bool) time.Duration {
 		t.Helper()
@@ -260,7 +235,7 @@ func TestFleetAgentOnCluster(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, net.JoinHostPort(isvc.Spec.ClusterIP, "8080"), host)
 
-		took := waitUntil(x.id+" answering at "+host, func() bool { return answersHealth(host, x.id) })
+		took := waitUntil(x.id+" answering at "+host, func() bool { return agenttest.Answers(t.Context(), host, x.id) })
 		t.Logf("dinosaur %s answers GET /health/%s at %s (%s after ready)", x.id, x.id, host, took.Round(time.Millisecond))
 	}
 
@@ -279,23 +254,10 @@ func TestFleetAgentOnCluster(t *testing.T) {
 		return len(objs) == 0
 	})
 	t.Logf("dinosaur %s deleted: gone, objects and Pod removed, %s after the DELETE", x1, time.Since(deleted).Round(time.Millisecond))
-	assert.True(t, answersHealth(hosts[x2], x2), "x2 answers after x1 is gone")
+	assert.True(t, agenttest.Answers(t.Context(), hosts[x2], x2), "x2 answers after x1 is gone")
 	code, d := call(http.MethodGet, "/dinosaurs/"+x2, jwt, nil)
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "ready", d["status"])
-}
-
-// answersHealth reports whether instance id's per-instance service
-// answers GET /health/<id> at host (it names itself in
-// X-Fleet-Instance-Id; another instance's would answer 404).
-func answersHealth(host, id string) bool {
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + host + "/health/" + id)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK && resp.Header.Get("X-Fleet-Instance-Id") == id
 }
 
 // ref returns a pointer to v, for the API's optional fields.
