@@ -43,33 +43,7 @@ func TestFleetManagerOnCluster(t *testing.T) {
 	require.NoError(t, err)
 	api := fmt.Sprintf("http://%s:%d/api/dinosaurs_mgmt/v1", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
 
-	// call calls the API; the status is 0 when nothing answered.
-	call := func(method, path, token string, body any) (int, map[string]any) {
-		t.Helper()
-		var in io.Reader
-		if body != nil {
-			b, err := json.Marshal(body)
-			require.NoError(t, err)
-			in = bytes.NewReader(b)
-		}
-		req, err := http.NewRequestWithContext(t.Context(), method, api+path, in)
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-		if err != nil {
-			// While the Service moves to a new Pod: the callers wait on
-			// a status, or fail on 0.
-			t.Logf("%s %s: %v", method, path, err)
-			return 0, nil
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out
-	}
+	call := fleetAPI{t, api}.call
 
 	// Ready Pod, but kube-proxy may not route the Service to it yet.
 	deadline := time.Now().Add(clusterWait)
@@ -133,4 +107,41 @@ func TestFleetManagerOnCluster(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// fleetAPI is a fleet manager's API through its Service: base is
+// http://<ClusterIP>:<port>/api/<kind>s_mgmt/v1.
+type fleetAPI struct {
+	t    *testing.T
+	base string
+}
+
+// call calls the API with a bearer token ("": none) and a JSON body (nil:
+// none); the status is 0 when nothing answered.
+func (a fleetAPI) call(method, path, token string, body any) (int, map[string]any) {
+	t := a.t
+	t.Helper()
+	var in io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		in = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, a.base+path, in)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		// While the Service moves to a new Pod: the callers wait on a
+		// status, or fail on 0.
+		t.Logf("%s %s: %v", method, path, err)
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
 }

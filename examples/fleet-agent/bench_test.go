@@ -43,7 +43,7 @@ func BenchmarkCreateToReady(b *testing.B) {
 				host = r[id].Host
 				return r[id].Phase == agent.PhaseReady
 			}))
-			waitFor(b, "answering", func() bool { return answers(host, id) })
+			waitFor(b, "answering", func() bool { return agenttest.Answers(b.Context(), host, id) })
 			answering = append(answering, time.Since(start))
 		}
 		start := time.Now()

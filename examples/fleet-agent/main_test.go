@@ -132,18 +132,6 @@ func waitFor(t testing.TB, what string, cond func() bool) time.Duration {
 
 var client = &http.Client{Timeout: 5 * time.Second}
 
-// answers reports whether the instance id answers GET /health/<id> at
-// host with 200 and names itself.
-func answers(host, id string) bool {
-	resp, err := client.Get("http://" + host + "/health/" + id)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode == http.StatusOK && resp.Header.Get("X-Fleet-Instance-Id") == id
-}
-
 // nodeEnv is the node with the instance image loaded.
 func nodeEnv(t testing.TB) (*kubetest.Node, kubernetes.Interface) {
 	t.Helper()
@@ -199,7 +187,7 @@ func TestAgentOnNode(t *testing.T) {
 	svc, err := cs.CoreV1().Services(ns).Get(t.Context(), "dinosaur-"+id, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, svc.Spec.ClusterIP+":8080", host)
-	waitFor(t, "the instance answering at its host", func() bool { return answers(host, id) })
+	waitFor(t, "the instance answering at its host", func() bool { return agenttest.Answers(context.Background(), host, id) })
 	t.Logf("create → reported ready %s, → answering at %s %s", ready.Round(time.Millisecond), host, time.Since(start).Round(time.Millisecond))
 	resp, err := client.Get("http://" + host + "/")
 	require.NoError(t, err)
@@ -233,7 +221,7 @@ func TestAgentOnNode(t *testing.T) {
 	}
 	waitFor(t, "ready again and answering", func() bool {
 		r, _ := cp.Last()
-		return r[id].Phase == agent.PhaseReady && answers(r[id].Host, id)
+		return r[id].Phase == agent.PhaseReady && agenttest.Answers(context.Background(), r[id].Host, id)
 	})
 	gap := false
 	for _, r := range cp.Reports()[mark:] {

@@ -126,18 +126,6 @@ func waitNode(t testing.TB, what string, cond func() bool) time.Duration {
 	return time.Since(start)
 }
 
-// answersHealth reports whether instance id answers GET /health/<id> at
-// host.
-func answersHealth(host, id string) bool {
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + host + "/health/" + id)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK && resp.Header.Get(HeaderInstanceID) == id
-}
-
 // agentFleet is the fleet manager with the agent data plane on SQLite (a
 // file: it survives a restart) and an agent per stand-in cluster.
 type agentFleet struct {
@@ -225,7 +213,7 @@ func (f *agentFleet) ready(id string) (cluster, host string) {
 	f.t.Helper()
 	r := f.fm.WaitStatus(f.t, alice, id, "ready", nodeWait)
 	cluster, host = r.Str("cluster_id"), r.Str("host")
-	waitNode(f.t, id+" answering at "+host, func() bool { return answersHealth(host, id) })
+	waitNode(f.t, id+" answering at "+host, func() bool { return agenttest.Answers(context.Background(), host, id) })
 	return cluster, host
 }
 
@@ -314,7 +302,7 @@ func TestAgentsOnNode(t *testing.T) {
 	}
 	waitNode(t, "x1 answering again, its failed_reason cleared", func() bool {
 		r := f.fm.Do(t, alice, http.MethodGet, "dinosaurs/"+x1, nil)
-		return answersHealth(h1, x1) && r.Str("status") == "ready" && r.Str("failed_reason") == ""
+		return agenttest.Answers(context.Background(), h1, x1) && r.Str("status") == "ready" && r.Str("failed_reason") == ""
 	})
 	t.Logf("the gap as the control plane saw it: %q", gap)
 
@@ -340,7 +328,7 @@ func TestAgentsOnNode(t *testing.T) {
 	r1 := f.fm.Do(t, alice, http.MethodGet, "dinosaurs/"+x1, nil)
 	assert.Equal(t, "ready", r1.Str("status"), "a's instance is not failed: %s", r1.Raw)
 	assert.Equal(t, beforeCut, objectsOf(t, f.cs, nsA, ""), "nothing of a's deleted while cut off")
-	assert.True(t, answersHealth(h1, x1), "a's instance still answers")
+	assert.True(t, agenttest.Answers(context.Background(), h1, x1), "a's instance still answers")
 	t.Logf("a cut off for %s", time.Since(cutAt).Round(time.Millisecond))
 
 	// Reconnected, a takes instances again.
@@ -353,7 +341,7 @@ func TestAgentsOnNode(t *testing.T) {
 	x7 := f.create("x7")
 	c7, _ := f.ready(x7)
 	assert.Equal(t, "a", c7)
-	assert.True(t, answersHealth(h3, x3), "b's first instance answers throughout")
+	assert.True(t, agenttest.Answers(context.Background(), h3, x3), "b's first instance answers throughout")
 
 	// Everything deleted: both namespaces empty.
 	for _, id := range []string{x1, x3, x5, x6, x7} {
@@ -389,7 +377,7 @@ func BenchmarkAgentCreateToReady(b *testing.B) {
 			ids = append(ids, id)
 			r := f.fm.WaitStatus(b, alice, id, "ready", nodeWait)
 			ready = append(ready, time.Since(start))
-			waitNode(b, "answering", func() bool { return answersHealth(r.Str("host"), id) })
+			waitNode(b, "answering", func() bool { return agenttest.Answers(context.Background(), r.Str("host"), id) })
 			answering = append(answering, time.Since(start))
 		}
 		start := time.Now()
@@ -424,9 +412,9 @@ func percentile(ds []time.Duration, p int) time.Duration {
 
 // BenchmarkAgentFleet measures a burst through the agent data plane on
 // the real node: FLEETKIT_AGENT_N (default 100; the node's kubelet runs
-// 110 Pods at most) instances created at once by 8 clients, spread over
-// two agents' clusters (a takes half, b the rest), each Pod a real
-// per-instance service. It reports the time until all are ready (GET of
+// kubetest.MaxPods, 250, at most) instances created at once by 8
+// clients, spread over two agents' clusters (a takes half, b the rest),
+// each Pod a real per-instance service. It reports the time until all are ready (GET of
 // the list shows it, polled every 250 ms), the create → ready p50/p99
 // (POST sent → first seen ready), and the time until all are deleted and
 // both namespaces are empty. Run it with -benchtime 1x.

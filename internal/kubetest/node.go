@@ -42,6 +42,10 @@ const (
 	// CNIVersion is the version of the CNI plugins scripts/kube-testenv.sh
 	// builds.
 	CNIVersion = "v1.6.2"
+	// MaxPods is the kubelet's maxPods: above its default 110, so that 200
+	// instances of a fleet fit on the one node, and below the 253 Pod IPs
+	// of PodCIDR (.2 to .254) with room for the Pods being torn down.
+	MaxPods = 250
 
 	// The kubelet's and kube-proxy's fixed ports, on 127.0.0.1.
 	kubeletHealthzPort = 10248
@@ -408,7 +412,8 @@ nodeStatusUpdateFrequency: 5s
 serializeImagePulls: false
 kubeAPIQPS: 200
 kubeAPIBurst: 400
-`, n.sock, kubeletHealthzPort, filepath.Join(d, "logs"))
+maxPods: %[4]d
+`, n.sock, kubeletHealthzPort, filepath.Join(d, "logs"), MaxPods)
 	cfgFile := filepath.Join(d, "config.yaml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		return err

@@ -141,6 +141,12 @@ func TestNode(t *testing.T) {
 	n, err := cs.CoreV1().Nodes().Get(ctx, kubetest.NodeName, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, n.Spec.Taints, "the node is schedulable")
+	// The kubelet's configuration is written at every start (the state
+	// directory is wiped first): the node reports its maxPods.
+	assert.Equal(t, int64(kubetest.MaxPods), n.Status.Capacity.Pods().Value(), "the kubelet's maxPods")
+	_, pods, _ := net.ParseCIDR(kubetest.PodCIDR)
+	ones, bits := pods.Mask.Size()
+	assert.LessOrEqual(t, kubetest.MaxPods, 1<<(bits-ones)-3, "MaxPods fits PodCIDR (less network, gateway, broadcast)")
 
 	ns := kubetest.Namespace(t, node)
 	image := netcheckImage(t, node)

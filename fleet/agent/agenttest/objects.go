@@ -2,6 +2,9 @@ package agenttest
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,4 +81,27 @@ func Pods(ctx context.Context, cs kubernetes.Interface, ns, id string) (map[stri
 		out[p.Name] = ready
 	}
 	return out, nil
+}
+
+// HeaderInstanceID is the header in which the per-instance service
+// (fleet-manager instance) names its instance in every answer.
+const HeaderInstanceID = "X-Fleet-Instance-Id"
+
+// Answers reports whether instance id's per-instance service answers GET
+// /health/<id> at host ("ip:port") with 200 and names itself: another
+// instance's service answers 404, so a stale address does not pass.
+func Answers(ctx context.Context, host, id string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+"/health/"+id, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK && resp.Header.Get(HeaderInstanceID) == id
 }
