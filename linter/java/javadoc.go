@@ -47,17 +47,24 @@ func (f *file) methodTags(c comment) []jdTag {
 	}
 	var tags []jdTag
 	for i, ln := range lines {
+		if strings.IndexByte(ln, '@') < 0 {
+			continue // every pattern needs one; most lines have none
+		}
 		line := startLine + int32(i)
 		at := func(m []int) int32 { return offs[i] + int32(m[2]) - 1 }
-		if m := jdArg.FindStringSubmatchIndex(ln); m != nil {
+		// A pattern can match only where its tag name is: the regular
+		// expressions run on the few lines that hold one.
+		hasArg := strings.Contains(ln, "@param") || strings.Contains(ln, "@throws") || strings.Contains(ln, "@exception")
+		hasNoArg := strings.Contains(ln, "@return") || strings.Contains(ln, "@see")
+		if m := match(hasArg, jdArg, ln); m != nil {
 			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ln[m[4]:m[5]]})
-		} else if m := jdArgMultiStart.FindStringSubmatchIndex(ln); m != nil {
+		} else if m := match(hasArg, jdArgMultiStart, ln); m != nil {
 			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ln[m[4]:m[5]]})
-		} else if m := jdNoArg.FindStringSubmatchIndex(ln); m != nil {
+		} else if m := match(hasNoArg, jdNoArg, ln); m != nil {
 			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ""})
-		} else if m := jdNoArgCurly.FindStringSubmatchIndex(ln); m != nil {
+		} else if m := match(strings.Contains(ln, "@inheritDoc"), jdNoArgCurly, ln); m != nil {
 			tags = append(tags, jdTag{line, at(m), ln[m[2]:m[3]], ""})
-		} else if m := jdNoArgMultiline.FindStringSubmatchIndex(ln); m != nil {
+		} else if m := match(hasNoArg, jdNoArgMultiline, ln); m != nil {
 			// The tag counts when text, not another tag or the end of the
 			// comment, follows on a later line.
 			for j := i + 1; j < len(lines); j++ {
@@ -71,6 +78,14 @@ func (f *file) methodTags(c comment) []jdTag {
 		}
 	}
 	return tags
+}
+
+// match is re.FindStringSubmatchIndex(s) when may is set, else nil.
+func match(may bool, re *regexp.Regexp, s string) []int {
+	if !may {
+		return nil
+	}
+	return re.FindStringSubmatchIndex(s)
 }
 
 // lineOfOffset returns the 1-based line holding byte offset off.

@@ -1,7 +1,6 @@
 package java
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,7 +26,25 @@ func (p *parser) styleDef(d jsDef) {
 	p.jsDefs = append(p.jsDefs, d)
 }
 
-var jsEndOfSentence = regexp.MustCompile(`([.?!][ \t\n\r\f<])|([.?!]$)`)
+// jsEndsSentence reports whether text holds the end of a sentence as
+// checkstyle's JavadocStyle pattern `([.?!][ \t\n\r\f<])|([.?!]$)` finds
+// it: '.', '?' or '!' before a space, a '<' or the end. A loop, not that
+// pattern: it ran over every Javadoc comment and was a fifth of the time.
+func jsEndsSentence(text string) bool {
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '.', '?', '!':
+			if i+1 == len(text) {
+				return true
+			}
+			switch text[i+1] {
+			case ' ', '\t', '\n', '\r', '\f', '<':
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // jsSingleTags may be left open; jsAllowedTags are the tags tracked.
 var (
@@ -49,8 +66,8 @@ func setOf(words ...string) map[string]bool {
 // commentLines splits comment c into its lines and their byte offsets.
 func (f *file) commentLines(c comment) ([]string, []int32) {
 	text := f.src[c.off:c.end]
-	var lines []string
-	var offs []int32
+	n := strings.Count(text, "\n") + 1
+	lines, offs := make([]string, 0, n), make([]int32, 0, n)
 	for start := 0; ; {
 		k := strings.IndexAny(text[start:], "\r\n")
 		if k < 0 {
@@ -78,7 +95,7 @@ func (f *file) javadocStyle() {
 		lines, offs := f.commentLines(c)
 		startLine, _ := lineOfOffset(f.lx.lines, c.off)
 		text := jsCommentText(lines)
-		if text != "" && !jsEndOfSentence.MatchString(text) &&
+		if text != "" && !jsEndsSentence(text) &&
 			!(strings.HasPrefix(text, "{@inheritDoc}") && d.method && !d.static && !d.private) {
 			f.report(int(startLine), 0, JavadocStyle, "First sentence should end with a period.")
 		}
