@@ -79,8 +79,10 @@ func TestClusterLifecycle(t *testing.T) {
 	require.Eventually(t, func() bool { return status(t, st, inst.ID) == fleet.StatusReady }, 10*time.Second, 5*time.Millisecond)
 
 	// Deprovisioning waits for the cluster's instances to go.
-	_, err = st.UpdateCluster(context.Background(), cluster.Update{ID: "local", From: cluster.Ready, To: cluster.Deprovisioning})
-	require.NoError(t, err)
+	require.NoError(t, svc.DeprovisionCluster(context.Background(), "local"))
+	assert.Equal(t, cluster.Deprovisioning, clusterStatus(t, st, "local"))
+	require.NoError(t, svc.DeprovisionCluster(context.Background(), "local"), "retiring twice does nothing")
+	assert.ErrorIs(t, svc.DeprovisionCluster(context.Background(), "nope"), fleet.ErrNotFound)
 	require.Never(t, func() bool { return p.deleted.Load() > 0 }, 200*time.Millisecond, 10*time.Millisecond)
 	_, err = svc.Store().UpdateInstance(context.Background(), fleet.Update{ID: inst.ID, From: fleet.StatusReady, To: fleet.StatusDeprovision})
 	require.NoError(t, err)
@@ -108,4 +110,28 @@ func TestClusterProviderTerminalError(t *testing.T) {
 	c, err := st.GetCluster(context.Background(), "local")
 	require.NoError(t, err)
 	assert.Equal(t, "quota exceeded in the cloud account", c.FailedReason)
+}
+
+// TestRunDeprovisions: Options.Deprovision retires a configured cluster at
+// Run; without instances it goes straight on to cleanup, and the other
+// cluster is untouched.
+func TestRunDeprovisions(t *testing.T) {
+	st := memStore(t)
+	clusters := []cluster.Cluster{
+		{ID: "a", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true},
+		{ID: "b", CloudProvider: "aws", Region: "us-east-1", MultiAZ: true},
+	}
+	p := &slowProvider{}
+	p.operatorUp.Store(true)
+	svc, err := fleet.New(st, fleet.Options{Kind: fleet.Dinosaur, Clusters: clusters, Deprovision: []string{"b", "never-created"},
+		ClusterProvider: p, Interval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { assert.NoError(t, svc.Run(ctx)) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	require.Eventually(t, func() bool {
+		return clusterStatus(t, st, "b") == cluster.Cleanup && clusterStatus(t, st, "a") == cluster.Ready
+	}, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int32(1), p.deleted.Load())
 }

@@ -39,6 +39,9 @@ type Options struct {
 
 	// Clusters are created at Run (existing IDs are kept as they are).
 	Clusters []cluster.Cluster
+	// Deprovision names clusters that Run retires (DeprovisionCluster): a
+	// cluster is unregistered by naming it here, not by leaving it out.
+	Deprovision []string
 	// ClusterProvider drives clusters; nil means clusters that need no
 	// provisioning (provisioned and deleted at once).
 	ClusterProvider cluster.Provider
@@ -315,11 +318,32 @@ func (s *Service) moveTo(ctx context.Context, id string, to, done Status) error 
 	}
 }
 
+// DeprovisionCluster retires the cluster with id (deprovisioning): placement
+// stops choosing it once its cluster snapshot is read again (within a
+// second), and once its last instance is gone the cluster provider deletes
+// it (cleanup). Retiring a deprovisioning or
+// cleaned-up cluster does nothing; an unknown one is ErrNotFound.
+func (s *Service) DeprovisionCluster(ctx context.Context, id string) error {
+	for {
+		c, err := s.st.GetCluster(ctx, id)
+		if err != nil {
+			return err
+		}
+		if c.Status == cluster.Deprovisioning || c.Status == cluster.Cleanup {
+			return nil
+		}
+		_, err = s.st.UpdateCluster(ctx, cluster.Update{ID: id, From: c.Status, To: cluster.Deprovisioning})
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+}
+
 // Logger returns the logger of Options.Logger (slog.Default() when nil).
 func (s *Service) Logger() *slog.Logger { return s.log }
 
-// Run creates the configured clusters that do not exist yet, then runs the
-// workers until ctx is done.
+// Run creates the configured clusters that do not exist yet, retires those
+// of Options.Deprovision, then runs the workers until ctx is done.
 func (s *Service) Run(ctx context.Context) error {
 	for _, c := range s.opts.Clusters {
 		if c.Status == "" {
@@ -330,6 +354,14 @@ func (s *Service) Run(ctx context.Context) error {
 				return nil // stopped while starting
 			}
 			return fmt.Errorf("fleet: create cluster %s: %w", c.ID, err)
+		}
+	}
+	for _, id := range s.opts.Deprovision {
+		if err := s.DeprovisionCluster(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("fleet: deprovision cluster %s: %w", id, err)
 		}
 	}
 	return s.rt.Run(ctx)

@@ -37,6 +37,8 @@ type Config struct {
 		MultiAZ       bool     `yaml:"multi_az"`
 		InstanceTypes []string `yaml:"instance_types"`
 		Capacity      int      `yaml:"capacity"`
+		// Deprovision retires the cluster (fleet.Options.Deprovision).
+		Deprovision bool `yaml:"deprovision"`
 	} `yaml:"clusters"`
 	// Units are the capacity units of a plan ("standard.x2") or of an
 	// instance type (fleet.Options.Units; default 1).
@@ -120,6 +122,9 @@ func (c *Config) Options(k fleet.Kind) (fleet.Options, httpapi.Options, error) {
 	for _, cl := range c.Clusters {
 		opts.Clusters = append(opts.Clusters, cluster.Cluster{ID: cl.ID, CloudProvider: cl.CloudProvider, Region: cl.Region,
 			MultiAZ: cl.MultiAZ, InstanceTypes: cl.InstanceTypes, Capacity: cl.Capacity})
+		if cl.Deprovision {
+			opts.Deprovision = append(opts.Deprovision, cl.ID)
+		}
 	}
 	if opts.Clusters == nil && api.CloudProviders == nil {
 		opts.Clusters = cluster.Defaults()

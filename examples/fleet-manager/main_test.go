@@ -316,3 +316,19 @@ func TestExampleConfig(t *testing.T) {
 
 // noStore is never called: New only validates.
 type noStore struct{ fleet.Store }
+
+// TestConfigDeprovision: a cluster marked deprovision is created if new
+// and retired at Run, so it is unregistered without being left out.
+func TestConfigDeprovision(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`clusters:
+  - {id: dp-1, cloud_provider: aws, region: us-east-1, multi_az: true}
+  - {id: dp-2, cloud_provider: aws, region: us-east-1, multi_az: true, deprovision: true}
+`), 0o600))
+	cfg, err := LoadConfig(path)
+	require.NoError(t, err)
+	opts, _, err := cfg.Options(fleet.Dinosaur)
+	require.NoError(t, err)
+	assert.Len(t, opts.Clusters, 2)
+	assert.Equal(t, []string{"dp-2"}, opts.Deprovision)
+}
