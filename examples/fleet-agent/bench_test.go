@@ -51,7 +51,7 @@ func BenchmarkCreateToReady(b *testing.B) {
 		waitFor(b, "all gone", func() bool { return len(allObjects(b, cs, ns)) == 0 })
 		removed := time.Since(start)
 		for name, ds := range map[string][]time.Duration{"ready": ready, "answering": answering} {
-			p50, p99 := percentile(ds, 50), percentile(ds, 99)
+			p50, p99 := agenttest.Percentile(ds, 50), agenttest.Percentile(ds, 99)
 			b.ReportMetric(float64(p50.Microseconds())/1000, name+"_p50_ms")
 			b.ReportMetric(float64(p99.Microseconds())/1000, name+"_p99_ms")
 			b.Logf("create → %s, %d sequential instances: p50 %s, p99 %s (min %s)", name, n,
@@ -60,11 +60,4 @@ func BenchmarkCreateToReady(b *testing.B) {
 		b.ReportMetric(removed.Seconds(), "remove_all_s")
 		b.Logf("remove %d at once → every object and Pod gone: %s", n, removed.Round(time.Millisecond))
 	}
-}
-
-// percentile is the p-th percentile (nearest rank) of ds.
-func percentile(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[min(len(s)-1, max(0, (len(s)*p+99)/100-1))]
 }

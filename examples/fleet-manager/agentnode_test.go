@@ -392,7 +392,7 @@ func BenchmarkAgentCreateToReady(b *testing.B) {
 			name string
 			ds   []time.Duration
 		}{{"ready", ready}, {"answering", answering}} {
-			p50, p99 := percentile(m.ds, 50), percentile(m.ds, 99)
+			p50, p99 := agenttest.Percentile(m.ds, 50), agenttest.Percentile(m.ds, 99)
 			b.ReportMetric(float64(p50.Microseconds())/1000, m.name+"_p50_ms")
 			b.ReportMetric(float64(p99.Microseconds())/1000, m.name+"_p99_ms")
 			b.Logf("create → %s through the agent, %d sequential instances: p50 %s, p99 %s (min %s)", m.name, n,
@@ -401,13 +401,6 @@ func BenchmarkAgentCreateToReady(b *testing.B) {
 		b.ReportMetric(gone.Seconds(), "delete_all_s")
 		b.Logf("delete %d → all gone (the agent removed their objects and reported it): %s", n, gone.Round(time.Millisecond))
 	}
-}
-
-// percentile is the p-th percentile (nearest rank) of ds.
-func percentile(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[min(len(s)-1, max(0, (len(s)*p+99)/100-1))]
 }
 
 // BenchmarkAgentFleet measures a burst through the agent data plane on
@@ -474,7 +467,7 @@ func BenchmarkAgentFleet(b *testing.B) {
 		for id, at := range readyAt {
 			took = append(took, at.Sub(created[id]))
 		}
-		p50, p99 := percentile(took, 50), percentile(took, 99)
+		p50, p99 := agenttest.Percentile(took, 50), agenttest.Percentile(took, 99)
 		start = time.Now()
 		for id := range created {
 			require.Equal(b, http.StatusAccepted, f.fm.Do(b, alice, http.MethodDelete, "dinosaurs/"+id+"?async=true", nil).Status)

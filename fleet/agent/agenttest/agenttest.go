@@ -209,3 +209,11 @@ func (cp *ControlPlane) Reports() []map[string]agent.InstanceStatus {
 	defer cp.mu.Unlock()
 	return slices.Clone(cp.reports)
 }
+
+// Percentile is the p-th percentile (nearest rank) of ds, for the
+// benchmarks' latency figures.
+func Percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, max(0, (len(s)*p+99)/100-1))]
+}
