@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetkit/deprecation/gitops"
+	"github.com/fleetkit/fleetkit/internal/gcpolicy"
 )
 
 // cpuTime is the process's user and system CPU time so far.
@@ -63,6 +64,7 @@ func pairs(b *testing.B, opts gitops.Options, wantOK int) {
 	build := func(par int) (time.Duration, uint64) {
 		o := opts
 		o.Parallelism = par
+		runtime.GC() // each build starts from a clean heap, as a new process does
 		return peakHeap(func() { buildOK(b, o, wantOK) })
 	}
 	var (
@@ -99,7 +101,18 @@ func pairs(b *testing.B, opts gitops.Options, wantOK int) {
 // Kustomizations and 100 HelmReleases serially and in parallel, in pairs.
 func BenchmarkSpeedup(b *testing.B) {
 	repo := genRepo(b, 200, 100)
-	pairs(b, gitops.Options{Path: repo}, 300)
+	gcPolicies(b, func(b *testing.B) { pairs(b, gitops.Options{Path: repo}, 300) })
+}
+
+// gcPolicies runs f under Go's default collector and under the batch
+// policy examples/gitops sets (gcpolicy.Batch; a no-op when GOGC or
+// GOMEMLIMIT is set).
+func gcPolicies(b *testing.B, f func(*testing.B)) {
+	b.Run("gc=default", f)
+	b.Run("gc=batch", func(b *testing.B) {
+		defer gcpolicy.Batch()()
+		f(b)
+	})
 }
 
 // genHomeOps writes a repository laid out like public home-ops
@@ -209,5 +222,7 @@ spec:
 // loopback, once per run) serially and in parallel, in pairs.
 func BenchmarkHomeOps(b *testing.B) {
 	dir, releases := genHomeOps(b)
-	pairs(b, gitops.Options{Path: filepath.Join(dir, "kubernetes"), Root: dir, FetchCharts: true}, 90+releases)
+	gcPolicies(b, func(b *testing.B) {
+		pairs(b, gitops.Options{Path: filepath.Join(dir, "kubernetes"), Root: dir, FetchCharts: true}, 90+releases)
+	})
 }

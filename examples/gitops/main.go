@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/fleetkit/fleetkit/internal/gcpolicy"
 )
 
 const usage = `usage: gitops [--log-level LEVEL] <command> <resource> [NAME] [flags]
@@ -35,6 +37,9 @@ const (
 var errUsage = errors.New("usage")
 
 func main() {
+	// One command is one build, and its garbage dies with the process:
+	// the collector waits for a large heap (GOGC or GOMEMLIMIT override).
+	gcpolicy.Batch()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
