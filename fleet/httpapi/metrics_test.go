@@ -74,7 +74,8 @@ func newMetricsHarness(t *testing.T, kind fleet.Kind, opts httpapi.Options) *met
 // put stores an instance of the harness's kind owned by alice (org acme).
 func (h *metricsHarness) put(t *testing.T, status fleet.Status, host string) string {
 	now := time.Now().UTC()
-	inst := fleet.Instance{ID: fleet.NewID(), Kind: h.client.Kind.Name, Name: "i" + strings.ToLower(fleet.NewID()[:8]), Owner: "alice", Organisation: "acme",
+	id := fleet.NewID()
+	inst := fleet.Instance{ID: id, Kind: h.client.Kind.Name, Name: "i" + strings.ToLower(id), Owner: "alice", Organisation: "acme",
 		CloudProvider: "aws", Region: "us-east-1", MultiAZ: true, InstanceType: "standard", Status: status, Host: host,
 		CreatedAt: now, UpdatedAt: now, StatusSince: now}
 	require.NoError(t, h.store.CreateInstance(context.Background(), inst))
@@ -137,6 +138,10 @@ func TestMetricsQuery(t *testing.T) {
 			assert.Equal(t, 5.0, v)
 			v, _ = value(t, r.Items(), "instance_up")
 			assert.Equal(t, 1.0, v)
+
+			r = h.client.Do(t, alice, http.MethodGet, path+"query?filters=instance_requests_total,instance_up", nil)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+			assert.Len(t, r.Items(), 2, "comma-separated filters: %s", r.Raw)
 
 			// A family name selects a histogram's series.
 			r = h.client.Do(t, alice, http.MethodGet, path+"query?filters=instance_request_seconds", nil)

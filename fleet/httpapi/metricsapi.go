@@ -59,14 +59,18 @@ func (s *Handler) instanceMetrics(ctx context.Context, id string, p auth.Princip
 	return inst, fams, sc, nil
 }
 
-// metricFilters returns the filters query parameter: metric names, given
-// repeatedly (filters=a&filters=b) or comma-separated. None: every metric.
-func metricFilters(r *http.Request) []string {
-	var out []string
+// metricFilters returns the filters query parameter as a set of metric
+// names, given repeatedly (filters=a&filters=b) or comma-separated. Nil:
+// every metric.
+func metricFilters(r *http.Request) map[string]bool {
+	var out map[string]bool
 	for _, v := range r.URL.Query()["filters"] {
 		for f := range strings.SplitSeq(v, ",") {
 			if f = strings.TrimSpace(f); f != "" {
-				out = append(out, f)
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[f] = true
 			}
 		}
 	}
@@ -75,13 +79,17 @@ func metricFilters(r *http.Request) []string {
 
 // wanted says whether filters select the sample: by its series name or
 // by its family's (a histogram's name selects its _bucket, _sum, _count).
-func wanted(filters []string, sm sample) bool {
-	if len(filters) == 0 {
+// A set, so that many filters cost no more per sample than one.
+func wanted(filters map[string]bool, sm sample) bool {
+	if filters == nil {
 		return true
 	}
 	name := sm.labels["__name__"]
-	for _, f := range filters {
-		if name == f || (strings.HasPrefix(name, f+"_") && slices.Contains([]string{"_bucket", "_sum", "_count"}, name[len(f):])) {
+	if filters[name] {
+		return true
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && filters[base] {
 			return true
 		}
 	}
