@@ -39,7 +39,9 @@ func (f InstanceMetricsFunc) Gather(ctx context.Context, inst fleet.Instance) ([
 // HTTPMetrics scrapes http://<instance host><Path> in the Prometheus text
 // format. The zero value is ready to use. Safe for concurrent use.
 type HTTPMetrics struct {
-	// Client sends the scrapes; nil means a client without proxy.
+	// Client sends the scrapes; nil means a client that ignores the
+	// environment's proxy (instances are on the data plane's network) and
+	// keeps no idle connection.
 	Client *http.Client
 	// Path is the instance's metrics path ("" means /metrics).
 	Path string
@@ -51,10 +53,6 @@ type HTTPMetrics struct {
 }
 
 var _ InstanceMetrics = (*HTTPMetrics)(nil)
-
-// defaultScrapeClient does not follow the environment's proxy: instances
-// are on the data plane's network, not behind the manager's proxy.
-var defaultScrapeClient = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}}
 
 // Gather implements InstanceMetrics.
 func (h *HTTPMetrics) Gather(ctx context.Context, inst fleet.Instance) ([]*dto.MetricFamily, error) {
@@ -72,7 +70,7 @@ func (h *HTTPMetrics) Gather(ctx context.Context, inst fleet.Instance) ([]*dto.M
 		limit = 1 << 20
 	}
 	if client == nil {
-		client = defaultScrapeClient
+		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
