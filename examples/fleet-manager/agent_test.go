@@ -187,6 +187,11 @@ agent:
 	readyIn := time.Since(reported)
 	assert.Equal(t, host, got.Str("host"))
 	assert.Equal(t, "c1", got.Str("cluster_id"))
+	// The instance runs where the manager cannot reach it: its metrics
+	// are unavailable, with the original's error body.
+	r = fm.Do(t, alice, http.MethodGet, "dinosaurs/"+id+"/metrics/query", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, r.Status, "%s", r.Raw)
+	assert.Equal(t, "DINOSAURS-MGMT-9", r.Code(), "%s", r.Raw)
 
 	deleted := time.Now()
 	require.Equal(t, http.StatusAccepted, fm.Do(t, alice, http.MethodDelete, "dinosaurs/"+id+"?async=true", nil).Status)

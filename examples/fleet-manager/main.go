@@ -22,8 +22,9 @@
 //
 // Every instance runs as a machine (package fleet/dataplane), one machine
 // provider per cluster: by default a local process of this same binary's
-// instance subcommand, a small service that answers GET /health and GET /
-// (the instance's id, kind and name) on the instance's host. With
+// instance subcommand, a small service that answers GET /health, GET /
+// (the instance's id, kind and name) and GET /metrics (its own Prometheus
+// metrics, which the API's metrics calls answer) on the instance's host. With
 // -provider docker it is a container of -instance-image (this binary FROM
 // scratch, built by scripts/build-images.sh); -provider memory keeps
 // instances in memory. On shutdown process machines stop with the manager

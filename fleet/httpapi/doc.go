@@ -19,6 +19,12 @@
 //	go svc.Run(ctx)
 //	http.ListenAndServe("127.0.0.1:8000", api)
 //
+// The metrics calls (<kind>s/{id}/metrics/query, query_range, federate)
+// answer a ready instance's own metrics, read at each call through
+// Options.Metrics (an InstanceMetrics; HTTPMetrics scrapes the instance's
+// host). query_range answers from the readings made before, kept in a
+// bounded history per Handler.
+//
 // Metrics (on Options.Registerer, with a constant kind label):
 // fleetkit_fleet_api_requests_total{route,method,code} and
 // fleetkit_fleet_api_request_duration_seconds{route,method}. Every label

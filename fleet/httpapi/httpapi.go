@@ -73,6 +73,10 @@ type Options struct {
 	AllowedOrigins []string
 	// MaxBody bounds request bodies (0: 64 KiB).
 	MaxBody int64
+	// Metrics reads a ready instance's own metrics for the metrics calls
+	// (…/{id}/metrics/query, query_range, federate); nil means
+	// &HTTPMetrics{}, a scrape of http://<host>/metrics.
+	Metrics InstanceMetrics
 	// Registerer receives the API metrics (nil: none).
 	Registerer prometheus.Registerer
 	// Logger receives errors (nil: the Service's).
@@ -86,6 +90,7 @@ type Handler struct {
 	st      fleet.Store
 	opts    Options
 	m       *metrics
+	history *metricsHistory
 	log     *slog.Logger
 	openapi []byte
 	h       http.Handler
@@ -116,6 +121,9 @@ func New(svc *fleet.Service, opts Options) (*Handler, error) {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 64 << 10
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = &HTTPMetrics{}
+	}
 	log := opts.Logger
 	if log == nil {
 		log = svc.Logger()
@@ -125,7 +133,8 @@ func New(svc *fleet.Service, opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Handler{svc: svc, kind: kind, st: svc.Store(), opts: opts, m: m, log: log}
+	s := &Handler{svc: svc, kind: kind, st: svc.Store(), opts: opts, m: m, log: log,
+		history: newMetricsHistory(defaultHistoryScrapes, defaultHistorySamples, historySpacing)}
 	if s.openapi, err = renderOpenAPI(kind); err != nil {
 		return nil, err
 	}
@@ -313,6 +322,9 @@ func (s *Handler) apiRoutes() []route {
 		{http.MethodGet, col + "/{id}", true, s.get},
 		{http.MethodDelete, col + "/{id}", true, s.delete},
 		{http.MethodPatch, col + "/{id}", true, s.patch},
+		{http.MethodGet, col + "/{id}/metrics/query", true, s.metricsQuery},
+		{http.MethodGet, col + "/{id}/metrics/query_range", true, s.metricsQueryRange},
+		{http.MethodGet, col + "/{id}/metrics/federate", true, s.metricsFederate},
 		{http.MethodGet, b + "/cloud_providers", true, s.cloudProviders},
 		{http.MethodGet, b + "/cloud_providers/{id}/regions", true, s.regions},
 		{http.MethodGet, b + "/instance_types/{provider}/{region}", true, s.instanceTypes},
@@ -444,10 +456,7 @@ func (s *Handler) notImplemented() map[string]string {
 	b := s.kind.BasePath()
 	item := b + "/" + s.kind.Plural + "/{id}"
 	return map[string]string{
-		"GET " + item + "/metrics/query":       "instance metrics need a metrics back end (the original's observatorium)",
-		"GET " + item + "/metrics/query_range": "instance metrics need a metrics back end (the original's observatorium)",
-		"GET " + item + "/metrics/federate":    "instance metrics need a metrics back end (the original's observatorium)",
-		"POST " + item + "/promote":            "billing models are recorded, not billed: promoting needs the original's billing back end",
+		"POST " + item + "/promote": "billing models are recorded, not billed: promoting needs the original's billing back end",
 	}
 }
 
