@@ -53,9 +53,12 @@ if [[ -n $BASE ]]; then
 fi
 if [[ -n $PLUTO && -x $PLUTO ]]; then
 	names+=(pluto)
-	cmds[pluto]="$PLUTO detect-files -d $tmp/corpus -o json -t k8s=v1.25.0 --ignore-deprecations --ignore-removals --ignore-unavailable-replacements"
+	# pluto v5 prefixes the working directory to the directory it is given,
+	# absolute or not ("/cwd//tmp/x/corpus/..."), so it is given the corpus
+	# relative to $tmp, where the runs below start.
+	cmds[pluto]="$PLUTO detect-files -d corpus -o json -t k8s=v1.25.0 --ignore-deprecations --ignore-removals --ignore-unavailable-replacements"
 else
-	echo "bench-kdave: pluto not run (set PLUTO to a pluto binary; FairwindsOps/pluto v5 builds with 'go install github.com/fairwindsops/pluto/v5@latest')"
+	echo "bench-kdave: pluto not run (set PLUTO to a pluto binary; FairwindsOps/pluto v5 builds with 'go install github.com/fairwindsops/pluto/v5/cmd/pluto@latest')"
 fi
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -63,6 +66,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # The checkers take turns, run by run, so that a change of load on the
 # shared machine hits them all.
 for name in "${names[@]}"; do : >"$tmp/$name.times"; done
+cd "$tmp"
 for ((i = 0; i < RUNS; i++)); do
 	for name in "${names[@]}"; do
 		start=$EPOCHREALTIME
