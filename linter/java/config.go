@@ -136,8 +136,10 @@ type settings struct {
 	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
 	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
 	excludeFile        []*regexp.Regexp
-	indent             indentOpts     // Indentation's properties
-	summaryForbidden   *regexp.Regexp // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
+	indent             indentOpts       // Indentation's properties
+	summaryForbidden   *regexp.Regexp   // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
+	rightCurlies       []rightCurlyRule // RightCurly's modules, each with its option and tokens
+	rcSkipEmpty        map[string]bool  // ids of RightCurly modules whose empty bodies are exempt (an XPath filter)
 	unsupported        []string
 }
 
@@ -212,6 +214,9 @@ func configure(root Module) (*settings, error) {
 			return nil, err
 		}
 	}
+	for i := range s.rightCurlies {
+		s.rightCurlies[i].skipEmpty = s.rcSkipEmpty[s.rightCurlies[i].code]
+	}
 	return s, nil
 }
 
@@ -243,6 +248,7 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	// What the module's properties cannot honour (below, or left over)
 	// keeps it from running.
 	n := len(s.unsupported)
+	var rule rightCurlyRule
 	switch code {
 	case "BeforeExecutionExclusionFileFilter":
 		if v, ok := props["fileNamePattern"]; ok {
@@ -439,8 +445,53 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("ignoredAnnotations", "After, AfterClass, Before, BeforeClass, Test")
 		known("requiredJavadocPhrase", ".*")
 	case RightCurly:
-		known("option", "same")
-		known("tokens", "LITERAL_TRY, LITERAL_CATCH, LITERAL_FINALLY, LITERAL_IF, LITERAL_ELSE")
+		rule.code = RightCurly
+		if id := strings.TrimSpace(m.Properties["id"]); id != "" {
+			// checkstyle prints a module's id in place of its name.
+			rule.code = id
+		}
+		switch v := strings.ToLower(strings.TrimSpace(props["option"])); v {
+		case "", "same":
+		case "alone":
+			rule.option = rcAlone
+		case "alone_or_singleline":
+			rule.option = rcAloneOrSingleline
+		default:
+			return fmt.Errorf("%w: RightCurly: option %q is not same, alone or alone_or_singleline", ErrInvalidConfig, props["option"])
+		}
+		delete(props, "option")
+		toks := "LITERAL_TRY, LITERAL_CATCH, LITERAL_FINALLY, LITERAL_IF, LITERAL_ELSE"
+		if v, ok := props["tokens"]; ok {
+			toks = v
+			delete(props, "tokens")
+		}
+		for t := range tokenSet(toks) {
+			k, ok := rcTokens[t]
+			switch {
+			case ok:
+				rule.tokens[k] = true
+			case t == "LAMBDA":
+				s.unsupport("RightCurly: token %s is not supported; module not run", t)
+			default:
+				return fmt.Errorf("%w: RightCurly: token %s is not acceptable", ErrInvalidConfig, t)
+			}
+		}
+	case "SuppressionXpathSingleFilter":
+		// Only google_checks' filter is understood: it exempts the empty
+		// bodies from the RightCurly module of its id.
+		id := strings.TrimSpace(m.Properties["id"])
+		q := strings.Join(strings.Fields(props["query"]), "")
+		delete(props, "query")
+		if q != googleRCQuery || id == "" {
+			s.unsupport("SuppressionXpathSingleFilter: only google_checks' RightCurly query is supported; filter not applied")
+			return nil
+		}
+		if s.rcSkipEmpty == nil {
+			s.rcSkipEmpty = make(map[string]bool)
+		}
+		s.rcSkipEmpty[id] = true
+		s.leftover(code, props)
+		return nil
 	case AvoidNestedBlocks:
 		known("allowInSwitchCase", "false")
 	case NoWhitespaceBefore:
@@ -614,9 +665,17 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	s.leftover(code, props)
 	if len(s.unsupported) == n {
 		s.enabled[code] = true
+		if code == RightCurly {
+			s.enabled[rule.code] = true
+			s.rightCurlies = append(s.rightCurlies, rule)
+		}
 	}
 	return nil
 }
+
+// googleRCQuery is google_checks' XPath query (without white space) that
+// selects the '}' of empty bodies for its RightCurlyAlone.
+const googleRCQuery = "//RCURLY[parent::SLIST[count(./*)=1]orpreceding-sibling::*[last()][self::LCURLY]]"
 
 // intProp takes property k of module code, a non-negative integer, into n.
 func intProp(props map[string]string, code, k string, n *int) error {

@@ -32,6 +32,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.codeDepth++
 		open, n := p.block(blockInstanceInit)
 		p.codeDepth--
+		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: rcInstanceInit})
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
@@ -49,6 +50,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		open, n := p.block(blockNormal)
 		p.curly(open, p.blockFirst)
 		p.codeDepth--
+		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: rcStaticInit})
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
@@ -101,6 +103,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.redundantCtorMods(mods, kind)
 		p.next()
 		p.lastParams = p.lastParams[:0]
+		compact := !p.at("(")
 		if p.at("(") {
 			p.paramPads = append(p.paramPads, int32(p.p))
 			m.nparams, _ = p.params(true)
@@ -114,6 +117,11 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			m.open, m.close = int32(open), int32(p.blockClose)
+			rk := rcCtor
+			if compact {
+				rk = rcCompactCtor
+			}
+			p.rightCurly(rcurly{open: m.open, close: m.close, last: int32(p.blockLast), next: -1, kind: rk})
 			if n == 0 {
 				p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyCtor})
 			}
@@ -194,6 +202,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			m.open, m.close = int32(open), int32(p.blockClose)
+			p.rightCurly(rcurly{open: m.open, close: m.close, last: int32(p.blockLast), next: -1, kind: rcMethod})
 			if n > 0 {
 				p.designForExtension(start, name, mods, kind)
 			} else {
@@ -719,6 +728,9 @@ func (p *parser) classBody(kind int, name string) {
 		p.ws(p.p)
 		if c.lastInit >= 0 {
 			p.flag(p.p, fNoBefore)
+		}
+		if kind != bodyAnon {
+			p.rightCurly(rcurly{open: int32(open), close: int32(p.p), last: -1, next: -1, kind: rcClass + uint8(kind)})
 		}
 		p.next()
 	}

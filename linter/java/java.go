@@ -170,6 +170,10 @@ func New(cfg linter.Config) (*Linter, error) {
 	for _, c := range codes {
 		l.enabled[c] = l.enabled[c] && cfg.Enabled(c)
 	}
+	// A RightCurly module with an id prints, and is selected by, its id.
+	for _, r := range l.rightCurlies {
+		l.enabled[r.code] = l.enabled[r.code] && cfg.Enabled(r.code)
+	}
 	return l, nil
 }
 

@@ -182,6 +182,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.control(kw)
 			thenReturns := p.bodyBoolReturn
 			rc := p.lastBody()
+			rc.kind = rcIf
 			if p.at("else") {
 				rc.next = int32(p.p)
 				p.rightCurly(rc)
@@ -191,7 +192,9 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 				} else {
 					p.bodyBlock = false
 					p.control(ekw)
-					p.rightCurly(p.lastBody())
+					erc := p.lastBody()
+					erc.kind = rcElse
+					p.rightCurly(erc)
 					if thenReturns && p.bodyBoolReturn {
 						p.boolIfs = append(p.boolIfs, int32(kw))
 					}
@@ -203,11 +206,22 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 		case "while":
 			kw := p.kw()
 			p.loopConds = append(p.loopConds, int32(p.parenExpr()))
+			p.bodyBlock = false
 			p.control(kw)
+			rc := p.lastBody()
+			rc.kind = rcWhile
+			p.rightCurly(rc)
 			return nil
 		case "do":
 			kw := p.kw()
+			p.bodyBlock = false
 			p.control(kw)
+			rc := p.lastBody()
+			rc.kind = rcDo
+			if p.at("while") {
+				rc.next = int32(p.p)
+			}
+			p.rightCurly(rc)
 			if p.at("while") {
 				p.kw()
 				p.parenExpr()
@@ -480,7 +494,11 @@ func (p *parser) forStmt() *varGroupInfo {
 		p.events = append(p.events, event{kind: evForIterLeave})
 	}
 	p.accept(")")
+	p.bodyBlock = false
 	p.control(kw)
+	rc := p.lastBody()
+	rc.kind = rcFor
+	p.rightCurly(rc)
 	return nil
 }
 
@@ -548,7 +566,7 @@ func (p *parser) tryStmt() {
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
-		p.tryCurly(open)
+		p.tryCurly(open, rcTry)
 	}
 	for p.at("catch") {
 		kw := p.kw()
@@ -579,7 +597,7 @@ func (p *parser) tryStmt() {
 		if p.at("{") {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
-			p.tryCurly(open)
+			p.tryCurly(open, rcCatch)
 			if n == 0 && p.blockClose >= 0 {
 				p.emptyCatches = append(p.emptyCatches, emptyCatch{int32(kw), int32(param), int32(open), int32(p.blockClose)})
 			}
@@ -590,7 +608,7 @@ func (p *parser) tryStmt() {
 		if p.at("{") {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
-			p.tryCurly(open)
+			p.tryCurly(open, rcFinally)
 			if n == 0 {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
