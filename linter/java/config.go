@@ -138,6 +138,8 @@ type settings struct {
 	excludeFile        []*regexp.Regexp
 	indent             indentOpts       // Indentation's properties
 	summaryForbidden   *regexp.Regexp   // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
+	atclauseOrder      []string         // AtclauseOrder's tagOrder
+	atclauseTarget     [dkKinds]bool    // AtclauseOrder's target
 	rightCurlies       []rightCurlyRule // RightCurly's modules, each with its option and tokens
 	rcSkipEmpty        map[string]bool  // ids of RightCurly modules whose empty bodies are exempt (an XPath filter)
 	unsupported        []string
@@ -602,6 +604,25 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		}
 		known("period", ".")
 		known("violateExecutionOnNonTightHtml", "false")
+	case AtclauseOrder:
+		s.atclauseOrder = splitList(atclauseDefaultOrder)
+		if v, ok := props["tagOrder"]; ok {
+			s.atclauseOrder = splitList(v)
+			delete(props, "tagOrder")
+		}
+		target := atclauseDefaultTarget
+		if v, ok := props["target"]; ok {
+			target = v
+			delete(props, "target")
+		}
+		for t := range tokenSet(target) {
+			k, ok := dkTokens[t]
+			if !ok || k == dkEnumConstant || k == dkAnnField || k == dkPackage {
+				return fmt.Errorf("%w: AtclauseOrder: target %s is not acceptable", ErrInvalidConfig, t)
+			}
+			s.atclauseTarget[k] = true
+		}
+		known("violateExecutionOnNonTightHtml", "false")
 	case NonEmptyAtclauseDescription:
 		known("javadocTokens", "PARAM_LITERAL, RETURN_LITERAL, THROWS_LITERAL, EXCEPTION_LITERAL, DEPRECATED_LITERAL")
 		known("violateExecutionOnNonTightHtml", "false")
@@ -672,6 +693,12 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	}
 	return nil
 }
+
+// AtclauseOrder's defaults in checkstyle 8.36.
+const (
+	atclauseDefaultOrder  = "@author, @deprecated, @exception, @param, @return, @see, @serial, @serialData, @serialField, @since, @throws, @version"
+	atclauseDefaultTarget = "CLASS_DEF, INTERFACE_DEF, ENUM_DEF, METHOD_DEF, CTOR_DEF, VARIABLE_DEF, RECORD_DEF, COMPACT_CTOR_DEF"
+)
 
 // googleRCQuery is google_checks' XPath query (without white space) that
 // selects the '}' of empty bodies for its RightCurlyAlone.

@@ -14,6 +14,55 @@ func (p *parser) isTypeDeclStart() bool {
 	return false
 }
 
+// The definitions a Javadoc comment may belong to, in the order of the
+// body constants for types.
+const (
+	dkClass = iota
+	dkInterface
+	dkAnnotation
+	dkEnum
+	dkRecord
+	dkMethod
+	dkCtor
+	dkCompactCtor
+	dkVariable
+	dkEnumConstant
+	dkAnnField
+	dkPackage
+	dkKinds
+)
+
+// dkTokens names the definitions as checkstyle's tokens do.
+var dkTokens = map[string]uint8{
+	"CLASS_DEF": dkClass, "INTERFACE_DEF": dkInterface, "ANNOTATION_DEF": dkAnnotation, "ENUM_DEF": dkEnum,
+	"RECORD_DEF": dkRecord, "METHOD_DEF": dkMethod, "CTOR_DEF": dkCtor, "COMPACT_CTOR_DEF": dkCompactCtor,
+	"VARIABLE_DEF": dkVariable, "ENUM_CONSTANT_DEF": dkEnumConstant, "ANNOTATION_FIELD_DEF": dkAnnField,
+	"PACKAGE_DEF": dkPackage,
+}
+
+// defStart records that the definition of kind (a dk constant) starts at
+// token i.
+func (p *parser) defStart(i int, kind uint8) {
+	p.defStarts = append(p.defStarts, int32(i))
+	p.defKinds = append(p.defKinds, kind)
+}
+
+// typeDeclKind is the kind of the type declaration at the parser's
+// position (isTypeDeclStart holds).
+func (p *parser) typeDeclKind() uint8 {
+	switch {
+	case p.at("interface"):
+		return dkInterface
+	case p.at("@"):
+		return dkAnnotation
+	case p.at("enum"):
+		return dkEnum
+	case p.at("record"):
+		return dkRecord
+	}
+	return dkClass
+}
+
 // member parses one member of a type body (or a top-level declaration) and
 // returns its AST position and, for fields, the variable group.
 func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
@@ -62,7 +111,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
-		p.defStarts = append(p.defStarts, int32(start))
+		p.defStart(start, p.typeDeclKind())
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
 		p.typeStatic = p.hasMod(mods, "static")
@@ -83,7 +132,11 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	// constructor (or compact constructor of a record)
 	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
-		p.defStarts = append(p.defStarts, int32(start))
+		if p.atIdx(p.p+1, "(") {
+			p.defStart(start, dkCtor)
+		} else {
+			p.defStart(start, dkCompactCtor)
+		}
 		if c := p.curClass(); kind == bodyClass && c >= 0 {
 			d := &p.dfeClasses[c]
 			d.ctor = true
@@ -149,7 +202,14 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	name := p.p
 	if p.isIdent(p.p) {
-		p.defStarts = append(p.defStarts, int32(start))
+		switch {
+		case !p.atIdx(p.p+1, "("):
+			p.defStart(start, dkVariable)
+		case kind == bodyAnnotation:
+			p.defStart(start, dkAnnField)
+		default:
+			p.defStart(start, dkMethod)
+		}
 	}
 	if p.atIdx(p.p+1, "(") {
 		// method
@@ -786,7 +846,7 @@ func (p *parser) enumConstants(open int) int {
 			continue
 		}
 		p.defs = append(p.defs, int32(start))
-		p.defStarts = append(p.defStarts, int32(start))
+		p.defStart(start, dkEnumConstant)
 		p.styleDef(jsDef{pos: int32(start)})
 		if p.codeDepth == 0 {
 			p.fieldDefs = append(p.fieldDefs, int32(start))

@@ -194,6 +194,7 @@ type parser struct {
 	nwAfter       []int32 // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
 	brackets      []int32 // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
 	defStarts     []int32 // first tokens of type, field, method and enum constant definitions: a Javadoc's place
+	defKinds      []uint8 // what each of defStarts starts: a dk constant
 	pkgFirst      int32   // the package name's first identifier, where PackageName reports
 
 	// WhitespaceAround's allowEmpty* and ignoreEnhancedForColon.
@@ -568,9 +569,9 @@ func (p *parser) compilationUnit() {
 	}
 	if p.at("package") {
 		if annStart >= 0 {
-			p.defStarts = append(p.defStarts, int32(annStart))
+			p.defStart(annStart, dkPackage)
 		} else {
-			p.defStarts = append(p.defStarts, int32(p.p))
+			p.defStart(p.p, dkPackage)
 		}
 		p.hasPackage = true
 		p.collectFrom = start

@@ -353,7 +353,7 @@ func (p *parser) localDecl() *varGroupInfo {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
-		p.defStarts = append(p.defStarts, int32(start))
+		p.defStart(start, p.typeDeclKind())
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
 		p.typeMods = mods
