@@ -127,14 +127,15 @@ type settings struct {
 	wsForEachColon     bool                   // WhitespaceAround's ignoreEnhancedForColon is false
 	wsNotPreceded      string                 // WhitespaceAround's messages, "" for the default
 	wsNotFollowed      string
-	abbrAllowed        int             // AbbreviationAsWordInName's allowedAbbreviationLength
-	abbrIgnoreFinal    bool            // AbbreviationAsWordInName's ignoreFinal
-	mjmAnnotations     map[string]bool // MissingJavadocMethod's allowedAnnotations
-	mjmMinLines        int             // MissingJavadocMethod's minLineCount
-	nwBeforeTokens     map[string]bool // NoWhitespaceBefore's tokens
-	nwBeforeLineBreaks bool            // NoWhitespaceBefore's allowLineBreaks
-	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
-	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
+	gwMessages         map[string]string // GenericWhitespace's messages by key; missing ones are the defaults
+	abbrAllowed        int               // AbbreviationAsWordInName's allowedAbbreviationLength
+	abbrIgnoreFinal    bool              // AbbreviationAsWordInName's ignoreFinal
+	mjmAnnotations     map[string]bool   // MissingJavadocMethod's allowedAnnotations
+	mjmMinLines        int               // MissingJavadocMethod's minLineCount
+	nwBeforeTokens     map[string]bool   // NoWhitespaceBefore's tokens
+	nwBeforeLineBreaks bool              // NoWhitespaceBefore's allowLineBreaks
+	catchVarName       *regexp.Regexp    // EmptyCatchBlock's exceptionVariableName
+	catchComment       *regexp.Regexp    // EmptyCatchBlock's commentFormat
 	excludeFile        []*regexp.Regexp
 	indent             indentOpts       // Indentation's properties
 	summaryForbidden   *regexp.Regexp   // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
@@ -677,6 +678,13 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	// run at all: findings at the wrong properties would be wrong ones.
 	for k := range m.Messages {
 		if code == WhitespaceAround && (k == "ws.notPreceded" || k == "ws.notFollowed") {
+			continue
+		}
+		if code == GenericWhitespace && gwDefaultMessages[k] != "" {
+			if s.gwMessages == nil {
+				s.gwMessages = make(map[string]string)
+			}
+			s.gwMessages[k] = m.Messages[k]
 			continue
 		}
 		if !(k == "name.invalidPattern" && s.names[code].message != "") {

@@ -261,3 +261,15 @@ func TestGoogleRightCurly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, other.Unsupported(), "SuppressionXpathSingleFilter: only google_checks' RightCurly query is supported; filter not applied")
 }
+
+// TestGoogleGenericWhitespace runs GenericWhitespace with google_checks'
+// own messages, as checkstyle 8.36 printed them for the same file.
+func TestGoogleGenericWhitespace(t *testing.T) {
+	const src = "import java.util.List;\n\nclass A {\n  public static<X> List<X> f(List <String>x) {\n    return null;\n  }\n}\n"
+	got := lint(t, linter.Config{Select: []string{GenericWhitespace}, Options: map[string]string{OptionConfig: GoogleChecks}}, src)
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 4, Column: 16, Code: GenericWhitespace, Message: "GenericWhitespace '<' is not preceded with whitespace."},
+		{Line: 4, Column: 35, Code: GenericWhitespace, Message: "GenericWhitespace '<' is preceded with whitespace."},
+		{Line: 4, Column: 42, Code: GenericWhitespace, Message: "GenericWhitespace '>' should followed by whitespace."},
+	}, got)
+}
