@@ -624,6 +624,11 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			s.atclauseTarget[k] = true
 		}
 		known("violateExecutionOnNonTightHtml", "false")
+	case VariableDeclarationUsageDistance:
+		known("allowedDistance", "3")
+		known("ignoreVariablePattern", "")
+		known("validateBetweenScopes", "false")
+		known("ignoreFinal", "true")
 	case NonEmptyAtclauseDescription:
 		known("javadocTokens", "PARAM_LITERAL, RETURN_LITERAL, THROWS_LITERAL, EXCEPTION_LITERAL, DEPRECATED_LITERAL")
 		known("violateExecutionOnNonTightHtml", "false")

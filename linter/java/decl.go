@@ -383,6 +383,7 @@ type declResult struct {
 	stmt     int // AST position of the node before the ';'
 	lastLine int32
 	count    int
+	names    []int32 // the declarators' names (declNames is reset by declarators nested in initializers)
 }
 
 // declarators parses name [dims] [= init] {, ...} for fields (kind is the
@@ -399,6 +400,7 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 		r.count++
 		name := p.p
 		p.declNames = append(p.declNames, int32(name))
+		r.names = append(r.names, int32(name))
 		if kind != 255 {
 			p.decls = append(p.decls, decl{kind: kind, name: int32(name)})
 		}

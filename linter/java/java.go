@@ -100,6 +100,7 @@ const (
 	OneTopLevelClass                    = "OneTopLevelClass"
 	NonEmptyAtclauseDescription         = "NonEmptyAtclauseDescription"
 	AtclauseOrder                       = "AtclauseOrder"
+	VariableDeclarationUsageDistance    = "VariableDeclarationUsageDistance"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -122,7 +123,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
 	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription,
-	AtclauseOrder)
+	AtclauseOrder, VariableDeclarationUsageDistance)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

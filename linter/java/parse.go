@@ -83,6 +83,9 @@ type varGroupInfo struct {
 	first    int32 // first token of the statement
 	lastLine int32 // line of the last node of the last declarator
 	count    int
+	names    []int32 // locals: the declarators' names
+	pos      int32   // locals: the declaration's AST position
+	final    bool    // locals: declared final
 }
 
 type parser struct {
@@ -191,11 +194,14 @@ type parser struct {
 	typeInfos     []typeInfo // per type body being parsed, what RedundantModifier asks of it
 	redundant     []int32    // modifiers RedundantModifier reports
 	typeDecls     []typeDeclInfo
-	nwAfter       []int32 // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
-	brackets      []int32 // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
-	defStarts     []int32 // first tokens of type, field, method and enum constant definitions: a Javadoc's place
-	defKinds      []uint8 // what each of defStarts starts: a dk constant
-	pkgFirst      int32   // the package name's first identifier, where PackageName reports
+	nwAfter       []int32     // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
+	brackets      []int32     // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
+	defStarts     []int32     // first tokens of type, field, method and enum constant definitions: a Javadoc's place
+	defKinds      []uint8     // what each of defStarts starts: a dk constant
+	varBlocks     [][]stmtRec // VariableDeclarationUsageDistance: the statements of blocks that declare locals
+	elseIfs       [][2]int32  // an if and the if of its else
+	doWhiles      [][2]int32  // a do and its while
+	pkgFirst      int32       // the package name's first identifier, where PackageName reports
 
 	// WhitespaceAround's allowEmpty* and ignoreEnhancedForColon.
 	emptyBodies   []emptyBody

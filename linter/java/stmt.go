@@ -42,6 +42,8 @@ func (p *parser) statements() (int, int) {
 	p.firstBoolReturn = false
 
 	var prevVar *varGroupInfo
+	var recs []stmtRec
+	hasVar := false
 	for !p.eof() && !p.at("}") && !p.at("case") && !(p.at("default") && (p.atIdx(p.p+1, ":") || p.atIdx(p.p+1, "->"))) {
 		before := p.p
 		if n == 0 && p.at("{") {
@@ -69,6 +71,11 @@ func (p *parser) statements() (int, int) {
 		if p.p == before {
 			p.next()
 		}
+		recs = append(recs, stmtRec{start: int32(before), end: int32(p.p), vg: vg})
+		hasVar = hasVar || vg != nil && !vg.final
+	}
+	if hasVar {
+		p.varBlocks = append(p.varBlocks, recs)
 	}
 	p.inCase = false
 	if n == 0 {
@@ -188,6 +195,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 				p.rightCurly(rc)
 				ekw := p.kw()
 				if p.at("if") {
+					p.elseIfs = append(p.elseIfs, [2]int32{int32(kw), int32(p.p)})
 					p.statement()
 				} else {
 					p.bodyBlock = false
@@ -220,6 +228,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			rc.kind = rcDo
 			if p.at("while") {
 				rc.next = int32(p.p)
+				p.doWhiles = append(p.doWhiles, [2]int32{int32(kw), int32(p.p)})
 			}
 			p.rightCurly(rc)
 			if p.at("while") {
@@ -371,7 +380,7 @@ func (p *parser) localDecl() *varGroupInfo {
 	if p.hasMod(mods, "final") {
 		kind = declLocalFinal
 	}
-	vg := &varGroupInfo{first: int32(start)}
+	vg := &varGroupInfo{first: int32(start), pos: int32(pos), final: kind == declLocalFinal}
 	p.varFinal = kind == declLocalFinal
 	r := p.declarators(kind, pos)
 	for _, n := range p.declNames {
@@ -383,6 +392,7 @@ func (p *parser) localDecl() *varGroupInfo {
 	}
 	vg.count = r.count
 	vg.lastLine = r.lastLine
+	vg.names = r.names
 	p.semi(pos)
 	p.own(start, pos)
 	return vg
