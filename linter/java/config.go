@@ -624,6 +624,10 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			s.atclauseTarget[k] = true
 		}
 		known("violateExecutionOnNonTightHtml", "false")
+	case CommentsIndentation:
+		// Only google_checks' tokens, and only the general case (see
+		// comments.go).
+		known("tokens", "SINGLE_LINE_COMMENT, BLOCK_COMMENT_BEGIN")
 	case VariableDeclarationUsageDistance:
 		known("allowedDistance", "3")
 		known("ignoreVariablePattern", "")

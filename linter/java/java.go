@@ -101,6 +101,7 @@ const (
 	NonEmptyAtclauseDescription         = "NonEmptyAtclauseDescription"
 	AtclauseOrder                       = "AtclauseOrder"
 	VariableDeclarationUsageDistance    = "VariableDeclarationUsageDistance"
+	CommentsIndentation                 = "CommentsIndentation"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -123,7 +124,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
 	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription,
-	AtclauseOrder, VariableDeclarationUsageDistance)
+	AtclauseOrder, VariableDeclarationUsageDistance, CommentsIndentation)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {
