@@ -206,7 +206,7 @@ func (l *Linter) checkNamed(ctx context.Context, name, src string) (*file, error
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations, f.indentation, f.javadocParagraphs, f.customImportOrder, f.variableDistance, f.commentsIndentation,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations, f.indentation, f.javadocParagraphs, f.customImportOrder, f.variableDistance, f.commentsIndentation, f.fallThrough,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {

@@ -1,6 +1,10 @@
 package java
 
-import "strings"
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
 
 // This file holds CommentsIndentation (tokens SINGLE_LINE_COMMENT and
 // BLOCK_COMMENT_BEGIN, as google_checks sets them) for its general case:
@@ -59,4 +63,50 @@ func (f *file) commentsIndentation() {
 		f.report(int(line), f.column(line, c.off), CommentsIndentation, msg+integer(col)+", expected is "+
 			integer(int(next.col))+", indentation should be the same level as line "+integer(int(next.line))+".")
 	}
+}
+
+// fallThroughRelief is FallThrough's default reliefPattern.
+var fallThroughRelief = regexp.MustCompile(`falls?[ -]?thr(u|ough)`)
+
+// fallThrough is FallThrough at checkstyle 8.36's defaults
+// (checkLastCaseGroup false): a case group whose statements can complete
+// normally falls through to the next, unless a comment matching the
+// relief pattern is on the last non-blank line before the next label, or
+// before it on its line.
+func (f *file) fallThrough() {
+	if !f.l.enabled[FallThrough] {
+		return
+	}
+	toks := f.lx.toks
+	for _, ft := range f.ps.fallThroughs {
+		cur, next := &toks[ft[0]], &toks[ft[1]]
+		nl := f.lines[next.line-1]
+		if f.reliefIn(nl.start, next.off) {
+			continue
+		}
+		relieved := false
+		for ln := next.line - 1; ln > cur.line; ln-- {
+			l := f.lines[ln-1]
+			if !blankJava(f.src[l.start:l.end]) {
+				relieved = f.reliefIn(l.start, l.end)
+				break
+			}
+		}
+		if !relieved {
+			f.reportTok(ft[1], FallThrough, "Fall through from previous branch of the switch statement.")
+		}
+	}
+}
+
+// reliefIn tells whether the relief pattern matches src[start:end] inside
+// a comment.
+func (f *file) reliefIn(start, end int32) bool {
+	loc := fallThroughRelief.FindStringIndex(f.src[start:end])
+	if loc == nil {
+		return false
+	}
+	at := start + int32(loc[0])
+	cs := f.lx.comments
+	i := sort.Search(len(cs), func(i int) bool { return cs[i].end > at })
+	return i < len(cs) && cs[i].off <= at
 }

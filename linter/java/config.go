@@ -624,6 +624,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			s.atclauseTarget[k] = true
 		}
 		known("violateExecutionOnNonTightHtml", "false")
+	case FallThrough:
+		known("checkLastCaseGroup", "false")
+		known("reliefPattern", "falls?[ -]?thr(u|ough)")
 	case CommentsIndentation:
 		// Only google_checks' tokens, and only the general case (see
 		// comments.go).

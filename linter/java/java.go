@@ -102,6 +102,7 @@ const (
 	AtclauseOrder                       = "AtclauseOrder"
 	VariableDeclarationUsageDistance    = "VariableDeclarationUsageDistance"
 	CommentsIndentation                 = "CommentsIndentation"
+	FallThrough                         = "FallThrough"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -124,7 +125,7 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
 	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription,
-	AtclauseOrder, VariableDeclarationUsageDistance, CommentsIndentation)
+	AtclauseOrder, VariableDeclarationUsageDistance, CommentsIndentation, FallThrough)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -200,6 +200,14 @@ type parser struct {
 	defKinds      []uint8     // what each of defStarts starts: a dk constant
 	varBlocks     [][]stmtRec // VariableDeclarationUsageDistance: the statements of blocks that declare locals
 	elseIfs       [][2]int32  // an if and the if of its else
+	fallThroughs  [][2]int32  // FallThrough: a case group's first label and the label it falls through to
+	termFor       int         // the statement whose termination term is
+	term          uint8       // see termFor
+	stmtTerm      uint8       // the termination of the statement just parsed (a term mask)
+	lastTerm      uint8       // of the last statement of the statements just parsed
+	blockTerm     uint8       // of the block just parsed
+	bodyTerm      uint8       // of the body just parsed
+	switchTerm    uint8       // of the switch just parsed
 	doWhiles      [][2]int32  // a do and its while
 	pkgFirst      int32       // the package name's first identifier, where PackageName reports
 

@@ -25,6 +25,7 @@ func (p *parser) block(kind int) (int, int) {
 	}
 	p.next()
 	n, first := p.statements()
+	p.blockTerm = p.lastTerm
 	p.blockFirst, p.blockLast, p.blockClose = first, p.lastStmt, -1
 	if p.at("}") {
 		p.blockClose = p.p
@@ -58,6 +59,7 @@ func (p *parser) statements() (int, int) {
 			p.firstBoolReturn = p.stmtBoolReturn
 		}
 		p.lastStmt = p.stmtPos
+		p.lastTerm = p.stmtTerm
 		n++
 		if vg != nil {
 			if vg.count > 1 {
@@ -80,6 +82,7 @@ func (p *parser) statements() (int, int) {
 	p.inCase = false
 	if n == 0 {
 		p.lastStmt = -1
+		p.lastTerm = 0
 	}
 	return n, first
 }
@@ -93,10 +96,12 @@ func (p *parser) body() (isBlock bool, open int, empty bool) {
 		p.curly(open, p.blockFirst)
 		p.bodyBlock = true
 		p.bodyRC = rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1}
+		p.bodyTerm = p.blockTerm
 		return true, open, n == 0
 	}
 	p.stmtCtx = ctxControl
 	p.statement()
+	p.bodyTerm = p.stmtTerm
 	p.bodyBoolReturn = p.stmtBoolReturn
 	p.bodyBlock = false
 	return false, -1, false
@@ -142,6 +147,12 @@ func (p *parser) statement() *varGroupInfo {
 	p.stmtCtx = ctxNone
 	p.boolReturn = false
 	vg := p.statement0(start, ctx)
+	if p.termFor == start {
+		p.stmtTerm = p.term
+	} else {
+		p.stmtTerm = 0
+	}
+	p.termFor = -1
 	// boolReturn is set by the return branch, last: for any other
 	// statement it was reset above or by the statements nested in it.
 	p.stmtBoolReturn = p.boolReturn && p.ownFor == start
@@ -173,6 +184,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 				p.nestedBlocks = append(p.nestedBlocks, int32(p.p))
 			}
 			open, _ := p.block(blockNormal)
+			p.setTerm(start, p.blockTerm)
 			if p.caseBlock {
 				p.curly(open, p.blockFirst)
 			}
@@ -187,6 +199,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.parenExpr()
 			p.bodyBlock = false
 			p.control(kw)
+			thenTerm := p.bodyTerm
 			thenReturns := p.bodyBoolReturn
 			rc := p.lastBody()
 			rc.kind = rcIf
@@ -197,12 +210,14 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 				if p.at("if") {
 					p.elseIfs = append(p.elseIfs, [2]int32{int32(kw), int32(p.p)})
 					p.statement()
+					p.setTerm(start, thenTerm&p.stmtTerm)
 				} else {
 					p.bodyBlock = false
 					p.control(ekw)
 					erc := p.lastBody()
 					erc.kind = rcElse
 					p.rightCurly(erc)
+					p.setTerm(start, thenTerm&p.bodyTerm)
 					if thenReturns && p.bodyBoolReturn {
 						p.boolIfs = append(p.boolIfs, int32(kw))
 					}
@@ -216,6 +231,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.loopConds = append(p.loopConds, int32(p.parenExpr()))
 			p.bodyBlock = false
 			p.control(kw)
+			p.setTerm(start, loopTerm(p.bodyTerm))
 			rc := p.lastBody()
 			rc.kind = rcWhile
 			p.rightCurly(rc)
@@ -224,6 +240,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			kw := p.kw()
 			p.bodyBlock = false
 			p.control(kw)
+			p.setTerm(start, loopTerm(p.bodyTerm))
 			rc := p.lastBody()
 			rc.kind = rcDo
 			if p.at("while") {
@@ -240,10 +257,11 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 		case "for":
 			return p.forStmt()
 		case "try":
-			p.tryStmt()
+			p.setTerm(start, p.tryStmt())
 			return nil
 		case "switch":
 			p.switchExpr()
+			p.setTerm(start, p.switchTerm)
 			return nil
 		case "synchronized":
 			p.kw()
@@ -251,12 +269,14 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			if isBlock, open, empty := p.body(); isBlock && empty {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
+			p.setTerm(start, p.bodyTerm)
 			return nil
 		case "return":
 			kw := p.kw()
 			if p.at(";") {
 				p.flag(kw, fNoAfter)
 				p.semi(-1)
+				p.setTerm(start, termAll)
 				return nil
 			}
 			lit := p.toks[p.p].kind == tKeyword && (p.at("true") || p.at("false")) && p.atIdx(p.p+1, ";")
@@ -264,20 +284,28 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.semi(root)
 			p.boolReturn = lit
 			p.own(start, kw)
+			p.setTerm(start, termAll)
 			return nil
 		case "throw":
 			p.next()
 			root := p.expr()
 			p.semi(root)
+			p.setTerm(start, termAll)
 			return nil
 		case "break", "continue":
+			mask := termBreak
+			if p.at("continue") {
+				mask = termContinue
+			}
 			p.next()
 			stmt := -1
 			if p.isIdent(p.p) {
 				stmt = p.p
 				p.next()
+				mask = termAll
 			}
 			p.semi(stmt)
+			p.setTerm(start, mask)
 			return nil
 		case "assert":
 			p.kw()
@@ -506,6 +534,7 @@ func (p *parser) forStmt() *varGroupInfo {
 	p.accept(")")
 	p.bodyBlock = false
 	p.control(kw)
+	p.setTerm(kw, loopTerm(p.bodyTerm))
 	rc := p.lastBody()
 	rc.kind = rcFor
 	p.rightCurly(rc)
@@ -537,8 +566,11 @@ func (p *parser) exprList() int {
 	return first
 }
 
-func (p *parser) tryStmt() {
+// tryStmt parses a try statement and returns FallThrough's termination
+// mask of it: its finally terminates, or its block and every catch do.
+func (p *parser) tryStmt() uint8 {
 	p.kw()
+	tryTerm, finTerm := uint8(0), uint8(0)
 	if p.at("(") {
 		p.next()
 		for !p.eof() && !p.at(")") {
@@ -577,6 +609,7 @@ func (p *parser) tryStmt() {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
 		p.tryCurly(open, rcTry)
+		tryTerm = p.blockTerm
 	}
 	for p.at("catch") {
 		kw := p.kw()
@@ -608,6 +641,7 @@ func (p *parser) tryStmt() {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
 			p.tryCurly(open, rcCatch)
+			tryTerm &= p.blockTerm
 			if n == 0 && p.blockClose >= 0 {
 				p.emptyCatches = append(p.emptyCatches, emptyCatch{int32(kw), int32(param), int32(open), int32(p.blockClose)})
 			}
@@ -619,11 +653,13 @@ func (p *parser) tryStmt() {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
 			p.tryCurly(open, rcFinally)
+			finTerm = p.blockTerm
 			if n == 0 {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
 		}
 	}
+	return tryTerm | finTerm
 }
 
 // switchExpr parses a switch statement or expression and returns the
@@ -643,9 +679,22 @@ func (p *parser) switchExpr() int {
 	if p.at("}") {
 		p.emptyBlocks = append(p.emptyBlocks, int32(open))
 	}
+	// FallThrough: each case group's first label and the termination
+	// of its statements; all groups terminate (with break not counting)
+	// for the switch to.
+	group, groupTerm, groups, hasStmts := -1, uint8(0), 0, false
+	all := termAll
+	rules := false
 	for !p.eof() && !p.at("}") {
 		before := p.p
 		if p.at("case") || p.at("default") {
+			if group >= 0 && p.p > group && groupTerm&termBit(true, true) == 0 && hasStmts {
+				p.fallThroughs = append(p.fallThroughs, [2]int32{int32(group), int32(p.p)})
+			}
+			if group < 0 || hasStmts {
+				group = p.p
+			}
+			hasStmts = false
 			if p.at("default") {
 				p.switches[sw].hasDefault = true
 			}
@@ -656,6 +705,7 @@ func (p *parser) switchExpr() int {
 				p.noLambda--
 			}
 			if p.at("->") {
+				rules = true
 				arrow := p.p
 				p.ws(arrow)
 				line := p.cur().line
@@ -677,14 +727,65 @@ func (p *parser) switchExpr() int {
 			p.inCase = true
 			continue
 		}
-		p.statements()
+		if n, _ := p.statements(); n > 0 {
+			hasStmts = true
+			groups++
+			groupTerm = p.lastTerm
+			all &= groupTerm
+		}
 		if p.p == before {
 			p.next()
 		}
 	}
+	lastHasStmts := hasStmts
 	if p.at("}") {
 		p.ws(p.p)
 		p.next()
 	}
+	// A switch terminates when every group does, a break ending one
+	// only the group.
+	p.switchTerm = 0
+	if groups > 0 && !rules && lastHasStmts {
+		if all&termBit(false, false) != 0 {
+			p.switchTerm |= termBit(false, false) | termBit(true, false)
+		}
+		if all&termBit(false, true) != 0 {
+			p.switchTerm |= termBit(false, true) | termBit(true, true)
+		}
+	}
 	return kw
+}
+
+// FallThrough's termination of a statement, as checkstyle 8.36 computes
+// it: one bit per (break counts, continue counts).
+const (
+	termAll      uint8 = 0xF
+	termBreak    uint8 = 1<<1 | 1<<3 // a break ends it when break counts
+	termContinue uint8 = 1<<2 | 1<<3
+)
+
+// termBit is the bit of the mask for useBreak and useContinue.
+func termBit(useBreak, useContinue bool) uint8 {
+	i := 0
+	if useBreak {
+		i |= 1
+	}
+	if useContinue {
+		i |= 2
+	}
+	return 1 << i
+}
+
+// loopTerm is a loop's termination: its body's with neither break nor
+// continue counting.
+func loopTerm(body uint8) uint8 {
+	if body&termBit(false, false) != 0 {
+		return termAll
+	}
+	return 0
+}
+
+// setTerm records the termination mask of the statement starting at start.
+func (p *parser) setTerm(start int, mask uint8) {
+	p.termFor, p.term = start, mask
 }
