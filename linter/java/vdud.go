@@ -65,14 +65,22 @@ func (f *file) variableDistance() {
 			if r.vg == nil || r.vg.final {
 				continue
 			}
+			// A use by a later declarator of the statement is at distance
+			// 1: one pass over the statement finds those.
+			decl := make(map[string]int, len(r.vg.names))
+			used := make([]bool, len(r.vg.names))
 			for j, n := range r.vg.names {
-				// A use by a later declarator of the statement is at
-				// distance 1.
-				used := false
-				for k := n + 1; k < r.end && !used; k++ {
-					used = toks[k].kind == tIdent && toks[k].text == toks[n].text
+				decl[toks[n].text] = j
+			}
+			if len(r.vg.names) > 0 {
+				for k := r.vg.names[0] + 1; k < r.end; k++ {
+					if j, ok := decl[toks[k].text]; ok && toks[k].kind == tIdent && r.vg.names[j] < k {
+						used[j] = true
+					}
 				}
-				if !used {
+			}
+			for j, n := range r.vg.names {
+				if !used[j] {
 					pending[toks[n].text] = [2]int{i, j}
 				}
 			}
