@@ -140,7 +140,7 @@ type settings struct {
 	indent             indentOpts       // Indentation's properties
 	summaryForbidden   *regexp.Regexp   // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
 	atclauseOrder      []string         // AtclauseOrder's tagOrder
-	atclauseTarget     [dkKinds]bool    // AtclauseOrder's target
+	atclauseTarget     [ckKinds]bool    // AtclauseOrder's target
 	rightCurlies       []rightCurlyRule // RightCurly's modules, each with its option and tokens
 	rcSkipEmpty        map[string]bool  // ids of RightCurly modules whose empty bodies are exempt (an XPath filter)
 	unsupported        []string
@@ -469,9 +469,9 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			delete(props, "tokens")
 		}
 		for t := range tokenSet(toks) {
-			k, ok := rcTokens[t]
+			k, ok := ckTokens[t]
 			switch {
-			case ok:
+			case ok && k < ckVariable:
 				rule.tokens[k] = true
 			case t == "LAMBDA":
 				s.unsupport("RightCurly: token %s is not supported; module not run", t)
@@ -617,8 +617,8 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 			delete(props, "target")
 		}
 		for t := range tokenSet(target) {
-			k, ok := dkTokens[t]
-			if !ok || k == dkEnumConstant || k == dkAnnField || k == dkPackage {
+			k, ok := ckTokens[t]
+			if !ok || k < ckMethod || k == ckStaticInit || k == ckInstanceInit || k > ckVariable {
 				return fmt.Errorf("%w: AtclauseOrder: target %s is not acceptable", ErrInvalidConfig, t)
 			}
 			s.atclauseTarget[k] = true

@@ -14,32 +14,6 @@ func (p *parser) isTypeDeclStart() bool {
 	return false
 }
 
-// The definitions a Javadoc comment may belong to, in the order of the
-// body constants for types.
-const (
-	dkClass = iota
-	dkInterface
-	dkAnnotation
-	dkEnum
-	dkRecord
-	dkMethod
-	dkCtor
-	dkCompactCtor
-	dkVariable
-	dkEnumConstant
-	dkAnnField
-	dkPackage
-	dkKinds
-)
-
-// dkTokens names the definitions as checkstyle's tokens do.
-var dkTokens = map[string]uint8{
-	"CLASS_DEF": dkClass, "INTERFACE_DEF": dkInterface, "ANNOTATION_DEF": dkAnnotation, "ENUM_DEF": dkEnum,
-	"RECORD_DEF": dkRecord, "METHOD_DEF": dkMethod, "CTOR_DEF": dkCtor, "COMPACT_CTOR_DEF": dkCompactCtor,
-	"VARIABLE_DEF": dkVariable, "ENUM_CONSTANT_DEF": dkEnumConstant, "ANNOTATION_FIELD_DEF": dkAnnField,
-	"PACKAGE_DEF": dkPackage,
-}
-
 // defStart records that the definition of kind (a dk constant) starts at
 // token i.
 func (p *parser) defStart(i int, kind uint8) {
@@ -52,15 +26,15 @@ func (p *parser) defStart(i int, kind uint8) {
 func (p *parser) typeDeclKind() uint8 {
 	switch {
 	case p.at("interface"):
-		return dkInterface
+		return ckInterface
 	case p.at("@"):
-		return dkAnnotation
+		return ckAnnotation
 	case p.at("enum"):
-		return dkEnum
+		return ckEnum
 	case p.at("record"):
-		return dkRecord
+		return ckRecord
 	}
-	return dkClass
+	return ckClass
 }
 
 // member parses one member of a type body (or a top-level declaration) and
@@ -81,7 +55,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.codeDepth++
 		open, n := p.block(blockInstanceInit)
 		p.codeDepth--
-		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: rcInstanceInit})
+		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: ckInstanceInit})
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
@@ -99,7 +73,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		open, n := p.block(blockNormal)
 		p.curly(open, p.blockFirst)
 		p.codeDepth--
-		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: rcStaticInit})
+		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: ckStaticInit})
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
@@ -133,9 +107,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	// constructor (or compact constructor of a record)
 	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
 		if p.atIdx(p.p+1, "(") {
-			p.defStart(start, dkCtor)
+			p.defStart(start, ckCtor)
 		} else {
-			p.defStart(start, dkCompactCtor)
+			p.defStart(start, ckCompactCtor)
 		}
 		if c := p.curClass(); kind == bodyClass && c >= 0 {
 			d := &p.dfeClasses[c]
@@ -170,9 +144,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			m.open, m.close = int32(open), int32(p.blockClose)
-			rk := rcCtor
+			rk := ckCtor
 			if compact {
-				rk = rcCompactCtor
+				rk = ckCompactCtor
 			}
 			p.rightCurly(rcurly{open: m.open, close: m.close, last: int32(p.blockLast), next: -1, kind: rk})
 			if n == 0 {
@@ -204,11 +178,11 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	if p.isIdent(p.p) {
 		switch {
 		case !p.atIdx(p.p+1, "("):
-			p.defStart(start, dkVariable)
+			p.defStart(start, ckVariable)
 		case kind == bodyAnnotation:
-			p.defStart(start, dkAnnField)
+			p.defStart(start, ckAnnField)
 		default:
-			p.defStart(start, dkMethod)
+			p.defStart(start, ckMethod)
 		}
 	}
 	if p.atIdx(p.p+1, "(") {
@@ -262,7 +236,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			m.open, m.close = int32(open), int32(p.blockClose)
-			p.rightCurly(rcurly{open: m.open, close: m.close, last: int32(p.blockLast), next: -1, kind: rcMethod})
+			p.rightCurly(rcurly{open: m.open, close: m.close, last: int32(p.blockLast), next: -1, kind: ckMethod})
 			if n > 0 {
 				p.designForExtension(start, name, mods, kind)
 			} else {
@@ -792,7 +766,7 @@ func (p *parser) classBody(kind int, name string) {
 			p.flag(p.p, fNoBefore)
 		}
 		if kind != bodyAnon {
-			p.rightCurly(rcurly{open: int32(open), close: int32(p.p), last: -1, next: -1, kind: rcClass + uint8(kind)})
+			p.rightCurly(rcurly{open: int32(open), close: int32(p.p), last: -1, next: -1, kind: ckClass + uint8(kind)})
 		}
 		p.next()
 	}
@@ -848,7 +822,7 @@ func (p *parser) enumConstants(open int) int {
 			continue
 		}
 		p.defs = append(p.defs, int32(start))
-		p.defStart(start, dkEnumConstant)
+		p.defStart(start, ckEnumConstant)
 		p.styleDef(jsDef{pos: int32(start)})
 		if p.codeDepth == 0 {
 			p.fieldDefs = append(p.fieldDefs, int32(start))

@@ -325,7 +325,7 @@ func (f *file) placedJavadocs() []comment {
 
 // placedJavadocParents returns, for each of placedJavadocs, the kind of
 // the definition checkstyle 8.36's AtclauseOrder finds it in (a dk
-// constant), or dkKinds for none. In its tree the comment is a child of
+// constant), or ckKinds for none. In its tree the comment is a child of
 // the node of the next token, and only a parent that is the definition,
 // its modifiers or its type counts: not an annotation, type parameters,
 // a qualified or an array type.
@@ -339,11 +339,11 @@ func (f *file) placedJavadocParents() []uint8 {
 		t := &toks[k]
 		switch {
 		case t.text == "@" && !(k+1 < len(toks) && toks[k+1].text == "interface"):
-			kind = dkKinds
+			kind = ckKinds
 		case t.kind == tKeyword && modifierWords[t.text]:
-		case kind == dkMethod || kind == dkVariable:
+		case kind == ckMethod || kind == ckVariable:
 			if t.text == "<" || k+1 < len(toks) && (toks[k+1].text == "." || toks[k+1].text == "[") {
-				kind = dkKinds
+				kind = ckKinds
 			}
 		}
 		out = append(out, kind)

@@ -85,7 +85,7 @@ func (f *file) javadocParagraphs() {
 		if atclause {
 			f.atclauseDescriptions(items)
 		}
-		if order && kinds[n] < dkKinds && f.l.atclauseTarget[kinds[n]] {
+		if order && kinds[n] < ckKinds && f.l.atclauseTarget[kinds[n]] {
 			f.atclauseOrder(items)
 		}
 	}

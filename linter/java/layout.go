@@ -20,36 +20,41 @@ type rcurly struct {
 	kind                    uint8
 }
 
-// The tokens RightCurly checks the blocks of, as checkstyle names them in
-// its tokens property.
+// Checkstyle's tokens for the blocks RightCurly checks and the
+// definitions AtclauseOrder's target names (a Javadoc comment's place).
 const (
-	rcTry uint8 = iota
-	rcCatch
-	rcFinally
-	rcIf
-	rcElse
-	rcDo
-	rcFor
-	rcWhile
-	rcMethod
-	rcCtor
-	rcStaticInit
-	rcInstanceInit
-	rcClass // the type bodies, in the order of the body constants
-	rcInterface
-	rcAnnotation
-	rcEnum
-	rcRecord
-	rcCompactCtor
-	rcKinds
+	ckTry uint8 = iota
+	ckCatch
+	ckFinally
+	ckIf
+	ckElse
+	ckDo
+	ckFor
+	ckWhile
+	ckMethod
+	ckCtor
+	ckStaticInit
+	ckInstanceInit
+	ckClass // the type bodies, in the order of the body constants
+	ckInterface
+	ckAnnotation
+	ckEnum
+	ckRecord
+	ckCompactCtor
+	ckVariable // the definitions with no block of their own
+	ckEnumConstant
+	ckAnnField
+	ckPackage
+	ckKinds
 )
 
-var rcTokens = map[string]uint8{
-	"LITERAL_TRY": rcTry, "LITERAL_CATCH": rcCatch, "LITERAL_FINALLY": rcFinally, "LITERAL_IF": rcIf,
-	"LITERAL_ELSE": rcElse, "LITERAL_DO": rcDo, "LITERAL_FOR": rcFor, "LITERAL_WHILE": rcWhile,
-	"METHOD_DEF": rcMethod, "CTOR_DEF": rcCtor, "STATIC_INIT": rcStaticInit, "INSTANCE_INIT": rcInstanceInit,
-	"CLASS_DEF": rcClass, "INTERFACE_DEF": rcInterface, "ENUM_DEF": rcEnum, "ANNOTATION_DEF": rcAnnotation,
-	"RECORD_DEF": rcRecord, "COMPACT_CTOR_DEF": rcCompactCtor,
+var ckTokens = map[string]uint8{
+	"LITERAL_TRY": ckTry, "LITERAL_CATCH": ckCatch, "LITERAL_FINALLY": ckFinally, "LITERAL_IF": ckIf,
+	"LITERAL_ELSE": ckElse, "LITERAL_DO": ckDo, "LITERAL_FOR": ckFor, "LITERAL_WHILE": ckWhile,
+	"METHOD_DEF": ckMethod, "CTOR_DEF": ckCtor, "STATIC_INIT": ckStaticInit, "INSTANCE_INIT": ckInstanceInit,
+	"CLASS_DEF": ckClass, "INTERFACE_DEF": ckInterface, "ANNOTATION_DEF": ckAnnotation, "ENUM_DEF": ckEnum,
+	"RECORD_DEF": ckRecord, "COMPACT_CTOR_DEF": ckCompactCtor, "VARIABLE_DEF": ckVariable,
+	"ENUM_CONSTANT_DEF": ckEnumConstant, "ANNOTATION_FIELD_DEF": ckAnnField, "PACKAGE_DEF": ckPackage,
 }
 
 // rcOption is RightCurly's option.
@@ -67,7 +72,7 @@ const (
 type rightCurlyRule struct {
 	code      string
 	option    rcOption
-	tokens    [rcKinds]bool
+	tokens    [ckKinds]bool
 	skipEmpty bool
 }
 

@@ -583,9 +583,9 @@ func (p *parser) compilationUnit() {
 	}
 	if p.at("package") {
 		if annStart >= 0 {
-			p.defStart(annStart, dkPackage)
+			p.defStart(annStart, ckPackage)
 		} else {
-			p.defStart(p.p, dkPackage)
+			p.defStart(p.p, ckPackage)
 		}
 		p.hasPackage = true
 		p.collectFrom = start

@@ -202,7 +202,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			thenTerm := p.bodyTerm
 			thenReturns := p.bodyBoolReturn
 			rc := p.lastBody()
-			rc.kind = rcIf
+			rc.kind = ckIf
 			if p.at("else") {
 				rc.next = int32(p.p)
 				p.rightCurly(rc)
@@ -215,7 +215,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 					p.bodyBlock = false
 					p.control(ekw)
 					erc := p.lastBody()
-					erc.kind = rcElse
+					erc.kind = ckElse
 					p.rightCurly(erc)
 					p.setTerm(start, thenTerm&p.bodyTerm)
 					if thenReturns && p.bodyBoolReturn {
@@ -233,7 +233,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.control(kw)
 			p.setTerm(start, loopTerm(p.bodyTerm))
 			rc := p.lastBody()
-			rc.kind = rcWhile
+			rc.kind = ckWhile
 			p.rightCurly(rc)
 			return nil
 		case "do":
@@ -242,7 +242,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.control(kw)
 			p.setTerm(start, loopTerm(p.bodyTerm))
 			rc := p.lastBody()
-			rc.kind = rcDo
+			rc.kind = ckDo
 			if p.at("while") {
 				rc.next = int32(p.p)
 				p.doWhiles = append(p.doWhiles, [2]int32{int32(kw), int32(p.p)})
@@ -536,7 +536,7 @@ func (p *parser) forStmt() *varGroupInfo {
 	p.control(kw)
 	p.setTerm(kw, loopTerm(p.bodyTerm))
 	rc := p.lastBody()
-	rc.kind = rcFor
+	rc.kind = ckFor
 	p.rightCurly(rc)
 	return nil
 }
@@ -608,7 +608,7 @@ func (p *parser) tryStmt() uint8 {
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
-		p.tryCurly(open, rcTry)
+		p.tryCurly(open, ckTry)
 		tryTerm = p.blockTerm
 	}
 	for p.at("catch") {
@@ -640,7 +640,7 @@ func (p *parser) tryStmt() uint8 {
 		if p.at("{") {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
-			p.tryCurly(open, rcCatch)
+			p.tryCurly(open, ckCatch)
 			tryTerm &= p.blockTerm
 			if n == 0 && p.blockClose >= 0 {
 				p.emptyCatches = append(p.emptyCatches, emptyCatch{int32(kw), int32(param), int32(open), int32(p.blockClose)})
@@ -652,7 +652,7 @@ func (p *parser) tryStmt() uint8 {
 		if p.at("{") {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
-			p.tryCurly(open, rcFinally)
+			p.tryCurly(open, ckFinally)
 			finTerm = p.blockTerm
 			if n == 0 {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
