@@ -785,6 +785,10 @@ func matchConstant(s string) bool {
 	return !prevUnderscore
 }
 
+// tpCodes are the type parameter naming checks, in the order of their
+// decl kinds.
+var tpCodes = [...]string{ClassTypeParameterName, InterfaceTypeParameterName, RecordTypeParameterName, MethodTypeParameterName}
+
 func (f *file) namingChecks() {
 	toks := f.lx.toks
 	if f.l.enabled[PackageName] && f.ps.hasPackage {
@@ -820,6 +824,9 @@ func (f *file) namingChecks() {
 				continue
 			}
 			code, pat, ok = ConstantName, patConstant, matchConstant(name)
+		case declClassTP, declInterfaceTP, declRecordTP, declMethodTP:
+			code = tpCodes[d.kind-declClassTP]
+			pat, ok = "^[A-Z]$", len(name) == 1 && name[0] >= 'A' && name[0] <= 'Z'
 		default:
 			continue
 		}

@@ -653,7 +653,8 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")
 		known("regexp", "false")
-	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName, PackageName:
+	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName, PackageName,
+		ClassTypeParameterName, InterfaceTypeParameterName, RecordTypeParameterName, MethodTypeParameterName:
 		np := namePattern{}
 		if v, ok := props["format"]; ok {
 			re, err := compileJava(v)

@@ -187,6 +187,9 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	if p.atIdx(p.p+1, "(") {
 		// method
+		for _, tp := range typeParams {
+			p.decls = append(p.decls, decl{kind: declMethodTP, name: tp[1]})
+		}
 		mods.annOK = !isVoid
 		p.mods = append(p.mods, mods)
 		p.memberFacts(mods, kind, true)
@@ -616,6 +619,14 @@ func (p *parser) typeDecl(modPos int) int {
 		p.typeParams()
 		for _, tp := range p.typeParamToks {
 			td.typeParams = append(td.typeParams, tp[1])
+			switch kind {
+			case bodyClass:
+				p.decls = append(p.decls, decl{kind: declClassTP, name: tp[1]})
+			case bodyInterface:
+				p.decls = append(p.decls, decl{kind: declInterfaceTP, name: tp[1]})
+			case bodyRecord:
+				p.decls = append(p.decls, decl{kind: declRecordTP, name: tp[1]})
+			}
 		}
 	}
 	p.typeDecls = append(p.typeDecls, td)

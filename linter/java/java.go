@@ -103,6 +103,10 @@ const (
 	VariableDeclarationUsageDistance    = "VariableDeclarationUsageDistance"
 	CommentsIndentation                 = "CommentsIndentation"
 	FallThrough                         = "FallThrough"
+	ClassTypeParameterName              = "ClassTypeParameterName"
+	InterfaceTypeParameterName          = "InterfaceTypeParameterName"
+	RecordTypeParameterName             = "RecordTypeParameterName"
+	MethodTypeParameterName             = "MethodTypeParameterName"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -125,7 +129,8 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
 	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription,
-	AtclauseOrder, VariableDeclarationUsageDistance, CommentsIndentation, FallThrough)
+	AtclauseOrder, VariableDeclarationUsageDistance, CommentsIndentation, FallThrough,
+	ClassTypeParameterName, InterfaceTypeParameterName, RecordTypeParameterName, MethodTypeParameterName)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {

@@ -28,6 +28,13 @@ func lint(t testing.TB, cfg linter.Config, code string) []linter.Diagnostic {
 // TestChecks holds, for every check, a case it must report (positions and
 // messages as checkstyle 8.36 printed them for the same file) and one it
 // must not. Only the check under test is enabled.
+// tpPos and tpNeg are the type parameter naming checks' cases (a
+// generic constructor's are not checked).
+const (
+	tpPos = "class TpPos<Ab, T> {\n  interface I<X_Y> {\n  }\n\n  record R<q>(int x) {\n  }\n\n  <Zz> void f() {\n  }\n\n  <Cc> TpPos() {\n  }\n}\n"
+	tpNeg = "class TpNeg<T, KeyT> {\n  interface I<E> {\n  }\n\n  record R<V2>(int x) {\n  }\n\n  <Z> void f() {\n  }\n}\n"
+)
+
 func TestChecks(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -201,6 +208,14 @@ func TestChecks(t *testing.T) {
 		{"FallThrough/negative", "FallThrough", "class FtNeg {\n  int f(int n) {\n    while (n > 0) {\n      switch (n) {\n        case 1:\n          n++;\n          // fall through\n        case 2:\n          continue;\n        case 3:\n          if (n > 1) {\n            break;\n          } else {\n            return 2;\n          }\n        case 4:\n          try {\n            n++;\n          } finally {\n            return 3;\n          }\n        case 5:\n        case 6:\n          switch (n) {\n            case 7:\n              return 1;\n            default:\n              throw new IllegalStateException();\n          }\n        default:\n          n--;\n      }\n    }\n    return n;\n  }\n}\n", []linter.Diagnostic{}},
 		// An if without else and a loop that a break ends do not terminate; the last group is not checked.
 		{"FallThrough/positive", "FallThrough", "class FtPos {\n  int f(int n) {\n    switch (n) {\n      case 1:\n        n++;\n      case 2:\n        if (n > 0) {\n          return 1;\n        }\n      case 3:\n        for (;;) {\n          break;\n        }\n      default:\n        n--;\n    }\n    return n;\n  }\n}\n", []linter.Diagnostic{{Line: 6, Column: 7, Code: "FallThrough", Message: "Fall through from previous branch of the switch statement."}, {Line: 10, Column: 7, Code: "FallThrough", Message: "Fall through from previous branch of the switch statement."}, {Line: 14, Column: 7, Code: "FallThrough", Message: "Fall through from previous branch of the switch statement."}}},
+		{"ClassTypeParameterName/negative", "ClassTypeParameterName", tpNeg, []linter.Diagnostic{}},
+		{"ClassTypeParameterName/positive", "ClassTypeParameterName", tpPos, []linter.Diagnostic{{Line: 1, Column: 13, Code: "ClassTypeParameterName", Message: "Class type name 'Ab' must match pattern '(^[A-Z][0-9]?)$|([A-Z][a-zA-Z0-9]*[T]$)'."}}},
+		{"InterfaceTypeParameterName/negative", "InterfaceTypeParameterName", tpNeg, []linter.Diagnostic{}},
+		{"InterfaceTypeParameterName/positive", "InterfaceTypeParameterName", tpPos, []linter.Diagnostic{{Line: 2, Column: 15, Code: "InterfaceTypeParameterName", Message: "Interface type name 'X_Y' must match pattern '(^[A-Z][0-9]?)$|([A-Z][a-zA-Z0-9]*[T]$)'."}}},
+		{"RecordTypeParameterName/negative", "RecordTypeParameterName", tpNeg, []linter.Diagnostic{}},
+		{"RecordTypeParameterName/positive", "RecordTypeParameterName", tpPos, []linter.Diagnostic{{Line: 5, Column: 12, Code: "RecordTypeParameterName", Message: "Record type name 'q' must match pattern '(^[A-Z][0-9]?)$|([A-Z][a-zA-Z0-9]*[T]$)'."}}},
+		{"MethodTypeParameterName/negative", "MethodTypeParameterName", tpNeg, []linter.Diagnostic{}},
+		{"MethodTypeParameterName/positive", "MethodTypeParameterName", tpPos, []linter.Diagnostic{{Line: 8, Column: 4, Code: "MethodTypeParameterName", Message: "Method type name 'Zz' must match pattern '(^[A-Z][0-9]?)$|([A-Z][a-zA-Z0-9]*[T]$)'."}}},
 		{"NonEmptyAtclauseDescription/negative", "NonEmptyAtclauseDescription", "/** A. */\nclass NeaNeg {\n  /**\n   * F.\n   *\n   * @param x\n   *     the x\n   * @throws Exception\n   *\n   * @return\n   */\n  int f(int x) throws Exception {\n    return 1;\n  }\n}\n", []linter.Diagnostic{}},
 		{"NonEmptyAtclauseDescription/positive", "NonEmptyAtclauseDescription", "/** A. */\nclass NeaPos {\n  /**\n   * F.\n   *\n   * @param x\n   * @deprecated\n   * @throws Exception\n   */\n  int f(int x) throws Exception {\n    return 1;\n  }\n}\n", []linter.Diagnostic{{Line: 6, Column: 0, Code: "NonEmptyAtclauseDescription", Message: "At-clause should have a non-empty description."}, {Line: 7, Column: 0, Code: "NonEmptyAtclauseDescription", Message: "At-clause should have a non-empty description."}, {Line: 8, Column: 0, Code: "NonEmptyAtclauseDescription", Message: "At-clause should have a non-empty description."}}},
 	}

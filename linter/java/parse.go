@@ -53,6 +53,10 @@ const (
 	declConstant
 	declStatic     // StaticVariableName
 	declLocalFinal // LocalFinalVariableName
+	declClassTP    // the type parameter names
+	declInterfaceTP
+	declRecordTP
+	declMethodTP
 )
 
 // decl is a named declaration checked by a naming check.
