@@ -20,8 +20,8 @@
 // RequireEmptyLineBeforeBlockTagGroup, NonEmptyAtclauseDescription,
 // CustomImportOrder, EmptyLineSeparator, OverloadMethodsDeclarationOrder,
 // OneTopLevelClass, AtclauseOrder, VariableDeclarationUsageDistance,
-// FallThrough, CommentsIndentation (its general case) and its two RightCurly
-// modules with their XPath filter;
+// FallThrough, CommentsIndentation (its general case), the type parameter
+// naming checks and its two RightCurly modules with their XPath filter;
 // modules, properties and messages the configuration names that are not
 // implemented are listed by (*Linter).Unsupported and not run.
 //
