@@ -206,7 +206,7 @@ func (l *Linter) checkNamed(ctx context.Context, name, src string) (*file, error
 		f.lineChecks,
 		func() { f.ps = parse(f.lx) },
 		f.whitespaceAround, f.whitespaceAfter, f.importChecks, f.namingChecks, f.blockChecks,
-		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations, f.indentation, f.javadocParagraphs, f.customImportOrder,
+		f.oneStatementPerLine, f.modifierOrder, f.upperEll, f.todoComments, f.styleChecks, f.magicNumbers, f.fieldReports, f.layoutChecks, f.javadocMethods, f.redundantModifiers, f.javadocTypes, f.classChecks, f.invalidJavadocPositions, f.simplifyBoolean, f.javadocStyle, f.genericWhitespace, f.emptyCatchBlocks, f.abbreviations, f.indentation, f.javadocParagraphs, f.customImportOrder, f.variableDistance, f.commentsIndentation, f.fallThrough,
 	}
 	for _, pass := range passes {
 		if err := ctx.Err(); err != nil {
@@ -785,6 +785,10 @@ func matchConstant(s string) bool {
 	return !prevUnderscore
 }
 
+// tpCodes are the type parameter naming checks, in the order of their
+// decl kinds.
+var tpCodes = [...]string{ClassTypeParameterName, InterfaceTypeParameterName, RecordTypeParameterName, MethodTypeParameterName}
+
 func (f *file) namingChecks() {
 	toks := f.lx.toks
 	if f.l.enabled[PackageName] && f.ps.hasPackage {
@@ -820,6 +824,9 @@ func (f *file) namingChecks() {
 				continue
 			}
 			code, pat, ok = ConstantName, patConstant, matchConstant(name)
+		case declClassTP, declInterfaceTP, declRecordTP, declMethodTP:
+			code = tpCodes[d.kind-declClassTP]
+			pat, ok = "^[A-Z]$", len(name) == 1 && name[0] >= 'A' && name[0] <= 'Z'
 		default:
 			continue
 		}

@@ -127,17 +127,22 @@ type settings struct {
 	wsForEachColon     bool                   // WhitespaceAround's ignoreEnhancedForColon is false
 	wsNotPreceded      string                 // WhitespaceAround's messages, "" for the default
 	wsNotFollowed      string
-	abbrAllowed        int             // AbbreviationAsWordInName's allowedAbbreviationLength
-	abbrIgnoreFinal    bool            // AbbreviationAsWordInName's ignoreFinal
-	mjmAnnotations     map[string]bool // MissingJavadocMethod's allowedAnnotations
-	mjmMinLines        int             // MissingJavadocMethod's minLineCount
-	nwBeforeTokens     map[string]bool // NoWhitespaceBefore's tokens
-	nwBeforeLineBreaks bool            // NoWhitespaceBefore's allowLineBreaks
-	catchVarName       *regexp.Regexp  // EmptyCatchBlock's exceptionVariableName
-	catchComment       *regexp.Regexp  // EmptyCatchBlock's commentFormat
+	gwMessages         map[string]string // GenericWhitespace's messages by key; missing ones are the defaults
+	abbrAllowed        int               // AbbreviationAsWordInName's allowedAbbreviationLength
+	abbrIgnoreFinal    bool              // AbbreviationAsWordInName's ignoreFinal
+	mjmAnnotations     map[string]bool   // MissingJavadocMethod's allowedAnnotations
+	mjmMinLines        int               // MissingJavadocMethod's minLineCount
+	nwBeforeTokens     map[string]bool   // NoWhitespaceBefore's tokens
+	nwBeforeLineBreaks bool              // NoWhitespaceBefore's allowLineBreaks
+	catchVarName       *regexp.Regexp    // EmptyCatchBlock's exceptionVariableName
+	catchComment       *regexp.Regexp    // EmptyCatchBlock's commentFormat
 	excludeFile        []*regexp.Regexp
-	indent             indentOpts     // Indentation's properties
-	summaryForbidden   *regexp.Regexp // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
+	indent             indentOpts       // Indentation's properties
+	summaryForbidden   *regexp.Regexp   // SummaryJavadoc's forbiddenSummaryFragments; nil for the default ^$
+	atclauseOrder      []string         // AtclauseOrder's tagOrder
+	atclauseTarget     [ckKinds]bool    // AtclauseOrder's target
+	rightCurlies       []rightCurlyRule // RightCurly's modules, each with its option and tokens
+	rcSkipEmpty        map[string]bool  // ids of RightCurly modules whose empty bodies are exempt (an XPath filter)
 	unsupported        []string
 }
 
@@ -212,6 +217,9 @@ func configure(root Module) (*settings, error) {
 			return nil, err
 		}
 	}
+	for i := range s.rightCurlies {
+		s.rightCurlies[i].skipEmpty = s.rcSkipEmpty[s.rightCurlies[i].code]
+	}
 	return s, nil
 }
 
@@ -243,6 +251,7 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	// What the module's properties cannot honour (below, or left over)
 	// keeps it from running.
 	n := len(s.unsupported)
+	var rule rightCurlyRule
 	switch code {
 	case "BeforeExecutionExclusionFileFilter":
 		if v, ok := props["fileNamePattern"]; ok {
@@ -439,8 +448,53 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("ignoredAnnotations", "After, AfterClass, Before, BeforeClass, Test")
 		known("requiredJavadocPhrase", ".*")
 	case RightCurly:
-		known("option", "same")
-		known("tokens", "LITERAL_TRY, LITERAL_CATCH, LITERAL_FINALLY, LITERAL_IF, LITERAL_ELSE")
+		rule.code = RightCurly
+		if id := strings.TrimSpace(m.Properties["id"]); id != "" {
+			// checkstyle prints a module's id in place of its name.
+			rule.code = id
+		}
+		switch v := strings.ToLower(strings.TrimSpace(props["option"])); v {
+		case "", "same":
+		case "alone":
+			rule.option = rcAlone
+		case "alone_or_singleline":
+			rule.option = rcAloneOrSingleline
+		default:
+			return fmt.Errorf("%w: RightCurly: option %q is not same, alone or alone_or_singleline", ErrInvalidConfig, props["option"])
+		}
+		delete(props, "option")
+		toks := "LITERAL_TRY, LITERAL_CATCH, LITERAL_FINALLY, LITERAL_IF, LITERAL_ELSE"
+		if v, ok := props["tokens"]; ok {
+			toks = v
+			delete(props, "tokens")
+		}
+		for t := range tokenSet(toks) {
+			k, ok := ckTokens[t]
+			switch {
+			case ok && k < ckVariable:
+				rule.tokens[k] = true
+			case t == "LAMBDA":
+				s.unsupport("RightCurly: token %s is not supported; module not run", t)
+			default:
+				return fmt.Errorf("%w: RightCurly: token %s is not acceptable", ErrInvalidConfig, t)
+			}
+		}
+	case "SuppressionXpathSingleFilter":
+		// Only google_checks' filter is understood: it exempts the empty
+		// bodies from the RightCurly module of its id.
+		id := strings.TrimSpace(m.Properties["id"])
+		q := strings.Join(strings.Fields(props["query"]), "")
+		delete(props, "query")
+		if q != googleRCQuery || id == "" {
+			s.unsupport("SuppressionXpathSingleFilter: only google_checks' RightCurly query is supported; filter not applied")
+			return nil
+		}
+		if s.rcSkipEmpty == nil {
+			s.rcSkipEmpty = make(map[string]bool)
+		}
+		s.rcSkipEmpty[id] = true
+		s.leftover(code, props)
+		return nil
 	case AvoidNestedBlocks:
 		known("allowInSwitchCase", "false")
 	case NoWhitespaceBefore:
@@ -551,6 +605,37 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		}
 		known("period", ".")
 		known("violateExecutionOnNonTightHtml", "false")
+	case AtclauseOrder:
+		s.atclauseOrder = splitList(atclauseDefaultOrder)
+		if v, ok := props["tagOrder"]; ok {
+			s.atclauseOrder = splitList(v)
+			delete(props, "tagOrder")
+		}
+		target := atclauseDefaultTarget
+		if v, ok := props["target"]; ok {
+			target = v
+			delete(props, "target")
+		}
+		for t := range tokenSet(target) {
+			k, ok := ckTokens[t]
+			if !ok || k < ckMethod || k == ckStaticInit || k == ckInstanceInit || k > ckVariable {
+				return fmt.Errorf("%w: AtclauseOrder: target %s is not acceptable", ErrInvalidConfig, t)
+			}
+			s.atclauseTarget[k] = true
+		}
+		known("violateExecutionOnNonTightHtml", "false")
+	case FallThrough:
+		known("checkLastCaseGroup", "false")
+		known("reliefPattern", "falls?[ -]?thr(u|ough)")
+	case CommentsIndentation:
+		// Only google_checks' tokens, and only the general case (see
+		// comments.go).
+		known("tokens", "SINGLE_LINE_COMMENT, BLOCK_COMMENT_BEGIN")
+	case VariableDeclarationUsageDistance:
+		known("allowedDistance", "3")
+		known("ignoreVariablePattern", "")
+		known("validateBetweenScopes", "false")
+		known("ignoreFinal", "true")
 	case NonEmptyAtclauseDescription:
 		known("javadocTokens", "PARAM_LITERAL, RETURN_LITERAL, THROWS_LITERAL, EXCEPTION_LITERAL, DEPRECATED_LITERAL")
 		known("violateExecutionOnNonTightHtml", "false")
@@ -568,7 +653,8 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		known("illegalPkgs", "sun")
 		known("illegalClasses", "")
 		known("regexp", "false")
-	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName, PackageName:
+	case ConstantName, MemberName, MethodName, TypeName, LocalVariableName, ParameterName, StaticVariableName, LocalFinalVariableName, PackageName,
+		ClassTypeParameterName, InterfaceTypeParameterName, RecordTypeParameterName, MethodTypeParameterName:
 		np := namePattern{}
 		if v, ok := props["format"]; ok {
 			re, err := compileJava(v)
@@ -607,6 +693,13 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 		if code == WhitespaceAround && (k == "ws.notPreceded" || k == "ws.notFollowed") {
 			continue
 		}
+		if code == GenericWhitespace && gwDefaultMessages[k] != "" {
+			if s.gwMessages == nil {
+				s.gwMessages = make(map[string]string)
+			}
+			s.gwMessages[k] = m.Messages[k]
+			continue
+		}
 		if !(k == "name.invalidPattern" && s.names[code].message != "") {
 			s.unsupport("%s: message %s is not supported; module not run", code, k)
 		}
@@ -614,9 +707,23 @@ func (s *settings) module(m Module, underTreeWalker bool) error {
 	s.leftover(code, props)
 	if len(s.unsupported) == n {
 		s.enabled[code] = true
+		if code == RightCurly {
+			s.enabled[rule.code] = true
+			s.rightCurlies = append(s.rightCurlies, rule)
+		}
 	}
 	return nil
 }
+
+// AtclauseOrder's defaults in checkstyle 8.36.
+const (
+	atclauseDefaultOrder  = "@author, @deprecated, @exception, @param, @return, @see, @serial, @serialData, @serialField, @since, @throws, @version"
+	atclauseDefaultTarget = "CLASS_DEF, INTERFACE_DEF, ENUM_DEF, METHOD_DEF, CTOR_DEF, VARIABLE_DEF, RECORD_DEF, COMPACT_CTOR_DEF"
+)
+
+// googleRCQuery is google_checks' XPath query (without white space) that
+// selects the '}' of empty bodies for its RightCurlyAlone.
+const googleRCQuery = "//RCURLY[parent::SLIST[count(./*)=1]orpreceding-sibling::*[last()][self::LCURLY]]"
 
 // intProp takes property k of module code, a non-negative integer, into n.
 func intProp(props map[string]string, code, k string, n *int) error {

@@ -1,6 +1,7 @@
 package java
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -223,4 +224,52 @@ func TestIndentationProperties(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, l.enabled[Indentation], "forceStrictCondition true is not implemented: not run")
 	assert.Contains(t, l.Unsupported(), `Indentation: property forceStrictCondition="true" is not supported; module not run`)
+}
+
+// TestGoogleRightCurly runs google_checks' two RightCurly modules, each
+// printed under its id, with the XPath filter that exempts empty bodies.
+// The findings are those checkstyle 8.36 printed for the same file.
+func TestGoogleRightCurly(t *testing.T) {
+	const src = "class A {\n  enum E { X, Y };\n\n  void empty() {}\n\n  void comment() { /* none */ }\n\n" +
+		"  void one() { return; }\n\n  int loop(int n) {\n    do {\n      n--;\n    }\n    while (n > 0);\n" +
+		"    for (int i = 0; i < n; i++) {\n      n--; }\n    while (n > 0) { n--; }\n    if (n > 0) {\n      n++;\n    }\n" +
+		"    else {\n      n--;\n    }\n    return n;\n  }\n\n  static {\n    System.gc(); }\n}\n"
+	const same = "should be on the same line as the next part of a multi-block statement (one that directly contains multiple blocks: if/else-if/else, do/while or try/catch/finally)."
+	alone := func(line, col int) linter.Diagnostic {
+		return linter.Diagnostic{Line: line, Column: col, Code: "RightCurlyAlone", Message: fmt.Sprintf("'}' at column %d should be alone on a line.", col)}
+	}
+	want := []linter.Diagnostic{
+		alone(2, 17), alone(6, 31), alone(8, 24),
+		{Line: 13, Column: 5, Code: "RightCurlySame", Message: "'}' at column 5 " + same},
+		alone(16, 12), alone(17, 26),
+		{Line: 20, Column: 5, Code: "RightCurlySame", Message: "'}' at column 5 " + same},
+		alone(28, 18),
+	}
+	var got []linter.Diagnostic
+	for _, d := range lint(t, withConfig(GoogleChecks), src) {
+		if strings.HasPrefix(d.Code, RightCurly) {
+			got = append(got, d)
+		}
+	}
+	assert.Equal(t, want, got)
+
+	google, err := New(withConfig(GoogleChecks))
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(google.Unsupported(), "\n"), "RightCurly")
+	assert.NotContains(t, strings.Join(google.Unsupported(), "\n"), "SuppressionXpathSingleFilter")
+	other, err := New(withConfig(`<module name="Checker"><module name="TreeWalker"><module name="SuppressionXpathSingleFilter"><property name="query" value="//IDENT"/></module></module></module>`))
+	require.NoError(t, err)
+	assert.Contains(t, other.Unsupported(), "SuppressionXpathSingleFilter: only google_checks' RightCurly query is supported; filter not applied")
+}
+
+// TestGoogleGenericWhitespace runs GenericWhitespace with google_checks'
+// own messages, as checkstyle 8.36 printed them for the same file.
+func TestGoogleGenericWhitespace(t *testing.T) {
+	const src = "import java.util.List;\n\nclass A {\n  public static<X> List<X> f(List <String>x) {\n    return null;\n  }\n}\n"
+	got := lint(t, linter.Config{Select: []string{GenericWhitespace}, Options: map[string]string{OptionConfig: GoogleChecks}}, src)
+	assert.Equal(t, []linter.Diagnostic{
+		{Line: 4, Column: 16, Code: GenericWhitespace, Message: "GenericWhitespace '<' is not preceded with whitespace."},
+		{Line: 4, Column: 35, Code: GenericWhitespace, Message: "GenericWhitespace '<' is preceded with whitespace."},
+		{Line: 4, Column: 42, Code: GenericWhitespace, Message: "GenericWhitespace '>' should followed by whitespace."},
+	}, got)
 }

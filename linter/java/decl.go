@@ -14,6 +14,29 @@ func (p *parser) isTypeDeclStart() bool {
 	return false
 }
 
+// defStart records that the definition of kind (a dk constant) starts at
+// token i.
+func (p *parser) defStart(i int, kind uint8) {
+	p.defStarts = append(p.defStarts, int32(i))
+	p.defKinds = append(p.defKinds, kind)
+}
+
+// typeDeclKind is the kind of the type declaration at the parser's
+// position (isTypeDeclStart holds).
+func (p *parser) typeDeclKind() uint8 {
+	switch {
+	case p.at("interface"):
+		return ckInterface
+	case p.at("@"):
+		return ckAnnotation
+	case p.at("enum"):
+		return ckEnum
+	case p.at("record"):
+		return ckRecord
+	}
+	return ckClass
+}
+
 // member parses one member of a type body (or a top-level declaration) and
 // returns its AST position and, for fields, the variable group.
 func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
@@ -32,6 +55,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.codeDepth++
 		open, n := p.block(blockInstanceInit)
 		p.codeDepth--
+		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: ckInstanceInit})
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
@@ -49,6 +73,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		open, n := p.block(blockNormal)
 		p.curly(open, p.blockFirst)
 		p.codeDepth--
+		p.rightCurly(rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: ckStaticInit})
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
@@ -60,7 +85,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
-		p.defStarts = append(p.defStarts, int32(start))
+		p.defStart(start, p.typeDeclKind())
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
 		p.typeStatic = p.hasMod(mods, "static")
@@ -81,7 +106,11 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	// constructor (or compact constructor of a record)
 	if p.isIdent(p.p) && (p.atIdx(p.p+1, "(") || kind == bodyRecord && p.atIdx(p.p+1, "{")) {
-		p.defStarts = append(p.defStarts, int32(start))
+		if p.atIdx(p.p+1, "(") {
+			p.defStart(start, ckCtor)
+		} else {
+			p.defStart(start, ckCompactCtor)
+		}
 		if c := p.curClass(); kind == bodyClass && c >= 0 {
 			d := &p.dfeClasses[c]
 			d.ctor = true
@@ -101,6 +130,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 		p.redundantCtorMods(mods, kind)
 		p.next()
 		p.lastParams = p.lastParams[:0]
+		compact := !p.at("(")
 		if p.at("(") {
 			p.paramPads = append(p.paramPads, int32(p.p))
 			m.nparams, _ = p.params(true)
@@ -114,6 +144,11 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			m.open, m.close = int32(open), int32(p.blockClose)
+			rk := ckCtor
+			if compact {
+				rk = ckCompactCtor
+			}
+			p.rightCurly(rcurly{open: m.open, close: m.close, last: int32(p.blockLast), next: -1, kind: rk})
 			if n == 0 {
 				p.emptyBodies = append(p.emptyBodies, emptyBody{int32(open), emptyCtor})
 			}
@@ -141,10 +176,20 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 	}
 	name := p.p
 	if p.isIdent(p.p) {
-		p.defStarts = append(p.defStarts, int32(start))
+		switch {
+		case !p.atIdx(p.p+1, "("):
+			p.defStart(start, ckVariable)
+		case kind == bodyAnnotation:
+			p.defStart(start, ckAnnField)
+		default:
+			p.defStart(start, ckMethod)
+		}
 	}
 	if p.atIdx(p.p+1, "(") {
 		// method
+		for _, tp := range typeParams {
+			p.decls = append(p.decls, decl{kind: declMethodTP, name: tp[1]})
+		}
 		mods.annOK = !isVoid
 		p.mods = append(p.mods, mods)
 		p.memberFacts(mods, kind, true)
@@ -194,6 +239,7 @@ func (p *parser) member(cls *classCtx) (pos int, vg *varGroupInfo) {
 			p.curly(open, p.blockFirst)
 			p.codeDepth--
 			m.open, m.close = int32(open), int32(p.blockClose)
+			p.rightCurly(rcurly{open: m.open, close: m.close, last: int32(p.blockLast), next: -1, kind: ckMethod})
 			if n > 0 {
 				p.designForExtension(start, name, mods, kind)
 			} else {
@@ -314,6 +360,7 @@ type declResult struct {
 	stmt     int // AST position of the node before the ';'
 	lastLine int32
 	count    int
+	names    []int32 // the declarators' names (declNames is reset by declarators nested in initializers)
 }
 
 // declarators parses name [dims] [= init] {, ...} for fields (kind is the
@@ -330,6 +377,7 @@ func (p *parser) declarators(kind uint8, pos int) declResult {
 		r.count++
 		name := p.p
 		p.declNames = append(p.declNames, int32(name))
+		r.names = append(r.names, int32(name))
 		if kind != 255 {
 			p.decls = append(p.decls, decl{kind: kind, name: int32(name)})
 		}
@@ -571,6 +619,14 @@ func (p *parser) typeDecl(modPos int) int {
 		p.typeParams()
 		for _, tp := range p.typeParamToks {
 			td.typeParams = append(td.typeParams, tp[1])
+			switch kind {
+			case bodyClass:
+				p.decls = append(p.decls, decl{kind: declClassTP, name: tp[1]})
+			case bodyInterface:
+				p.decls = append(p.decls, decl{kind: declInterfaceTP, name: tp[1]})
+			case bodyRecord:
+				p.decls = append(p.decls, decl{kind: declRecordTP, name: tp[1]})
+			}
 		}
 	}
 	p.typeDecls = append(p.typeDecls, td)
@@ -720,6 +776,9 @@ func (p *parser) classBody(kind int, name string) {
 		if c.lastInit >= 0 {
 			p.flag(p.p, fNoBefore)
 		}
+		if kind != bodyAnon {
+			p.rightCurly(rcurly{open: int32(open), close: int32(p.p), last: -1, next: -1, kind: ckClass + uint8(kind)})
+		}
 		p.next()
 	}
 	p.bodyKinds = p.bodyKinds[:len(p.bodyKinds)-1]
@@ -774,7 +833,7 @@ func (p *parser) enumConstants(open int) int {
 			continue
 		}
 		p.defs = append(p.defs, int32(start))
-		p.defStarts = append(p.defStarts, int32(start))
+		p.defStart(start, ckEnumConstant)
 		p.styleDef(jsDef{pos: int32(start)})
 		if p.codeDepth == 0 {
 			p.fieldDefs = append(p.fieldDefs, int32(start))

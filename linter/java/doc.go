@@ -18,12 +18,15 @@
 // lambdas and anonymous classes; not yet wrapped lines), JavadocParagraph,
 // JavadocTagContinuationIndentation, SummaryJavadoc,
 // RequireEmptyLineBeforeBlockTagGroup, NonEmptyAtclauseDescription,
-// CustomImportOrder, EmptyLineSeparator, OverloadMethodsDeclarationOrder
-// and OneTopLevelClass;
+// CustomImportOrder, EmptyLineSeparator, OverloadMethodsDeclarationOrder,
+// OneTopLevelClass, AtclauseOrder, VariableDeclarationUsageDistance,
+// FallThrough, CommentsIndentation (its general case), the type parameter
+// naming checks and its two RightCurly modules with their XPath filter;
 // modules, properties and messages the configuration names that are not
 // implemented are listed by (*Linter).Unsupported and not run.
 //
-// Each diagnostic carries the check's name as its Code, checkstyle's message
+// Each diagnostic carries the check's name as its Code (a RightCurly
+// module's id when it has one, as checkstyle prints it), checkstyle's message
 // text, and the line and column checkstyle prints (columns expand tabs to 8;
 // checks that report whole lines use Column 0). testdata/checkstyle.xml is
 // the equivalent checkstyle configuration; an agreement test compares the

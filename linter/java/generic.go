@@ -32,6 +32,15 @@ func (p *parser) genericEnd(start genEvent) {
 	p.generics = append(p.generics, ev)
 }
 
+// gwDefaultMessages are GenericWhitespace's messages by key, as
+// MessageFormat patterns of the bracket.
+var gwDefaultMessages = map[string]string{
+	"ws.followed":      "''{0}'' is followed by whitespace.",
+	"ws.preceded":      "''{0}'' is preceded with whitespace.",
+	"ws.illegalFollow": "''{0}'' is followed by an illegal character.",
+	"ws.notPreceded":   "''{0}'' is not preceded with whitespace.",
+}
+
 func (f *file) genericWhitespace() {
 	if !f.l.enabled[GenericWhitespace] {
 		return
@@ -46,37 +55,41 @@ func (f *file) genericWhitespace() {
 		rb, _ := utf8.DecodeLastRuneInString(before)
 		ra, _ := utf8.DecodeRuneInString(after)
 		wsBefore := before != "" && javaSpace(rb)
-		report := func(msg string) {
-			f.report(int(t.line), f.column(t.line, off), GenericWhitespace, msg)
+		report := func(key, text string) {
+			pattern := f.l.gwMessages[key]
+			if pattern == "" {
+				pattern = gwDefaultMessages[key]
+			}
+			f.report(int(t.line), f.column(t.line, off), GenericWhitespace, messageFormat(pattern, text))
 		}
 		if ev.start {
 			switch {
 			case before == "":
 			case ev.methodDef:
 				if !javaSpace(rb) {
-					report("'<' is not preceded with whitespace.")
+					report("ws.notPreceded", "<")
 				}
 			case wsBefore && !blankJava(before):
-				report("'<' is preceded with whitespace.")
+				report("ws.preceded", "<")
 			}
 			if after != "" && javaSpace(ra) {
-				report("'<' is followed by whitespace.")
+				report("ws.followed", "<")
 			}
 			depth++
 			continue
 		}
 		if wsBefore && !blankJava(before) {
-			report("'>' is preceded with whitespace.")
+			report("ws.preceded", ">")
 		}
 		if after != "" {
 			if depth == 1 {
 				switch {
 				case ev.beforeMethod:
 					if javaSpace(ra) {
-						report("'>' is followed by whitespace.")
+						report("ws.followed", ">")
 					}
 				case !(ra == '(' || ra == ')' || ra == ',' || ra == '[' || ra == '.' || ra == ':' || ra == ';' || javaSpace(ra)):
-					report("'>' is followed by an illegal character.")
+					report("ws.illegalFollow", ">")
 				}
 			} else {
 				amp := -1
@@ -88,12 +101,12 @@ func (f *file) genericWhitespace() {
 				}
 				if amp >= 0 && blankJava(after[:amp]) {
 					if amp == 0 {
-						report("'&' is not preceded with whitespace.")
+						report("ws.notPreceded", "&")
 					} else if amp != 1 {
-						report("'>' is followed by whitespace.")
+						report("ws.followed", ">")
 					}
 				} else if after[0] == ' ' {
-					report("'>' is followed by whitespace.")
+					report("ws.followed", ">")
 				}
 			}
 		}

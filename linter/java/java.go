@@ -99,6 +99,14 @@ const (
 	EmptyLineSeparator                  = "EmptyLineSeparator"
 	OneTopLevelClass                    = "OneTopLevelClass"
 	NonEmptyAtclauseDescription         = "NonEmptyAtclauseDescription"
+	AtclauseOrder                       = "AtclauseOrder"
+	VariableDeclarationUsageDistance    = "VariableDeclarationUsageDistance"
+	CommentsIndentation                 = "CommentsIndentation"
+	FallThrough                         = "FallThrough"
+	ClassTypeParameterName              = "ClassTypeParameterName"
+	InterfaceTypeParameterName          = "InterfaceTypeParameterName"
+	RecordTypeParameterName             = "RecordTypeParameterName"
+	MethodTypeParameterName             = "MethodTypeParameterName"
 	OverloadMethodsDeclarationOrder     = "OverloadMethodsDeclarationOrder"
 )
 
@@ -120,7 +128,9 @@ var codes = append(slices.Clip(defaultCodes), FileLength, FinalParameters, Illeg
 	ParameterNumber, MethodLength, MissingJavadocMethod, JavadocMethod, RedundantModifier, JavadocType,
 	StaticVariableName, LocalFinalVariableName, TypecastParenPad,
 	FinalClass, HideUtilityClassConstructor, InterfaceIsType, NoWhitespaceAfter, InvalidJavadocPosition,
-	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription)
+	PackageName, SimplifyBooleanExpression, SimplifyBooleanReturn, JavadocStyle, GenericWhitespace, EmptyCatchBlock, AbbreviationAsWordInName, Indentation, JavadocParagraph, CustomImportOrder, OverloadMethodsDeclarationOrder, RequireEmptyLineBeforeBlockTagGroup, JavadocTagContinuationIndentation, SummaryJavadoc, EmptyLineSeparator, OneTopLevelClass, NonEmptyAtclauseDescription,
+	AtclauseOrder, VariableDeclarationUsageDistance, CommentsIndentation, FallThrough,
+	ClassTypeParameterName, InterfaceTypeParameterName, RecordTypeParameterName, MethodTypeParameterName)
 
 // Language returns the Java rule set for a linter.Registry.
 func Language() linter.Language {
@@ -169,6 +179,10 @@ func New(cfg linter.Config) (*Linter, error) {
 	}
 	for _, c := range codes {
 		l.enabled[c] = l.enabled[c] && cfg.Enabled(c)
+	}
+	// A RightCurly module with an id prints, and is selected by, its id.
+	for _, r := range l.rightCurlies {
+		l.enabled[r.code] = l.enabled[r.code] && cfg.Enabled(r.code)
 	}
 	return l, nil
 }

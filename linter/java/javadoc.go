@@ -318,7 +318,7 @@ func (f *file) invalidJavadocPositions() {
 	if !f.l.enabled[InvalidJavadocPosition] {
 		return
 	}
-	f.javadocPlacement(func(c comment, placed bool) {
+	f.javadocPlacement(func(c comment, placed bool, _ uint8, _ int) {
 		if !placed {
 			line, _ := lineOfOffset(f.lx.lines, c.off)
 			f.report(int(line), f.column(line, c.off), InvalidJavadocPosition, "Javadoc comment is placed in the wrong location.")
@@ -330,7 +330,7 @@ func (f *file) invalidJavadocPositions() {
 // those checkstyle's Javadoc checks read.
 func (f *file) placedJavadocs() []comment {
 	var out []comment
-	f.javadocPlacement(func(c comment, placed bool) {
+	f.javadocPlacement(func(c comment, placed bool, _ uint8, _ int) {
 		if placed {
 			out = append(out, c)
 		}
@@ -338,14 +338,43 @@ func (f *file) placedJavadocs() []comment {
 	return out
 }
 
+// placedJavadocParents returns, for each of placedJavadocs, the kind of
+// the definition checkstyle 8.36's AtclauseOrder finds it in (a dk
+// constant), or ckKinds for none. In its tree the comment is a child of
+// the node of the next token, and only a parent that is the definition,
+// its modifiers or its type counts: not an annotation, type parameters,
+// a qualified or an array type.
+func (f *file) placedJavadocParents() []uint8 {
+	toks := f.lx.toks
+	var out []uint8
+	f.javadocPlacement(func(_ comment, placed bool, kind uint8, k int) {
+		if !placed {
+			return
+		}
+		t := &toks[k]
+		switch {
+		case t.text == "@" && !(k+1 < len(toks) && toks[k+1].text == "interface"):
+			kind = ckKinds
+		case t.kind == tKeyword && modifierWords[t.text]:
+		case kind == ckMethod || kind == ckVariable:
+			if t.text == "<" || k+1 < len(toks) && (toks[k+1].text == "." || toks[k+1].text == "[") {
+				kind = ckKinds
+			}
+		}
+		out = append(out, kind)
+	})
+	return out
+}
+
 // javadocPlacement calls fn for each Javadoc comment, in order, with
 // whether it is right before a definition: the first code token after
-// it must start a type, field, method, constructor or enum constant.
-func (f *file) javadocPlacement(fn func(c comment, placed bool)) {
+// it must start a type, field, method, constructor or enum constant;
+// kind is what it starts (a dk constant), tok that first token.
+func (f *file) javadocPlacement(fn func(c comment, placed bool, kind uint8, tok int)) {
 	toks := f.lx.toks
-	starts := make(map[int32]bool, len(f.ps.defStarts))
-	for _, i := range f.ps.defStarts {
-		starts[i] = true
+	starts := make(map[int32]uint8, len(f.ps.defStarts))
+	for n, i := range f.ps.defStarts {
+		starts[i] = f.ps.defKinds[n] + 1
 	}
 	// Of several Javadoc comments before one definition only the last
 	// is its.
@@ -361,6 +390,7 @@ func (f *file) javadocPlacement(fn func(c comment, placed bool)) {
 			k++
 		}
 		last := n+1 == len(jds) || k >= len(toks) || jds[n+1].off > toks[k].off
-		fn(c, k < len(toks) && toks[k].kind != tEOF && starts[int32(k)] && last)
+		kind := starts[int32(k)]
+		fn(c, k < len(toks) && toks[k].kind != tEOF && kind > 0 && last, kind-1, k)
 	}
 }

@@ -1,6 +1,9 @@
 package java
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file holds JavadocParagraph at checkstyle 8.36's defaults
 // (allowNewlineParagraph true): an unclosed <p> must follow an empty line
@@ -54,11 +57,15 @@ const (
 func (f *file) javadocParagraphs() {
 	para, group := f.l.enabled[JavadocParagraph], f.l.enabled[RequireEmptyLineBeforeBlockTagGroup]
 	cont, summary := f.l.enabled[JavadocTagContinuationIndentation], f.l.enabled[SummaryJavadoc]
-	atclause := f.l.enabled[NonEmptyAtclauseDescription]
-	if !para && !group && !cont && !summary && !atclause {
+	atclause, order := f.l.enabled[NonEmptyAtclauseDescription], f.l.enabled[AtclauseOrder]
+	if !para && !group && !cont && !summary && !atclause && !order {
 		return
 	}
-	for _, c := range f.placedJavadocs() {
+	var kinds []uint8
+	if order {
+		kinds = f.placedJavadocParents()
+	}
+	for n, c := range f.placedJavadocs() {
 		items, ok := f.jpItems(c)
 		if !ok || !jpNest(items) {
 			continue // checkstyle cannot parse it and checks nothing in it
@@ -77,6 +84,30 @@ func (f *file) javadocParagraphs() {
 		}
 		if atclause {
 			f.atclauseDescriptions(items)
+		}
+		if order && kinds[n] < ckKinds && f.l.atclauseTarget[kinds[n]] {
+			f.atclauseOrder(items)
+		}
+	}
+}
+
+// atclauseOrder is AtclauseOrder: the block tags of its tagOrder must come
+// in that order; a tag before one that ranks higher is reported (other
+// tags are not ranked).
+func (f *file) atclauseOrder(items []jpItem) {
+	highest := 0
+	for _, it := range items {
+		if it.kind != jpTag || it.depth != 0 {
+			continue
+		}
+		rank := slices.Index(f.l.atclauseOrder, it.name)
+		if rank < 0 {
+			continue
+		}
+		if rank < highest {
+			f.report(int(it.line), 0, AtclauseOrder, "At-clauses have to appear in the order '["+strings.Join(f.l.atclauseOrder, ", ")+"]'.")
+		} else {
+			highest = rank
 		}
 	}
 }

@@ -12,9 +12,69 @@ import (
 // MissingJavadocMethod.
 
 // rcurly is a block RightCurly checks: its braces, the AST position of its
-// last statement (-1 for none) and the else, catch or finally after it
-// (-1 when the block ends its statement).
-type rcurly struct{ open, close, last, next int32 }
+// last statement (-1 for none), the else, catch, finally or do's while
+// after it (-1 when the block ends its statement) and the token whose
+// block it is (an rc constant).
+type rcurly struct {
+	open, close, last, next int32
+	kind                    uint8
+}
+
+// Checkstyle's tokens for the blocks RightCurly checks and the
+// definitions AtclauseOrder's target names (a Javadoc comment's place).
+const (
+	ckTry uint8 = iota
+	ckCatch
+	ckFinally
+	ckIf
+	ckElse
+	ckDo
+	ckFor
+	ckWhile
+	ckMethod
+	ckCtor
+	ckStaticInit
+	ckInstanceInit
+	ckClass // the type bodies, in the order of the body constants
+	ckInterface
+	ckAnnotation
+	ckEnum
+	ckRecord
+	ckCompactCtor
+	ckVariable // the definitions with no block of their own
+	ckEnumConstant
+	ckAnnField
+	ckPackage
+	ckKinds
+)
+
+var ckTokens = map[string]uint8{
+	"LITERAL_TRY": ckTry, "LITERAL_CATCH": ckCatch, "LITERAL_FINALLY": ckFinally, "LITERAL_IF": ckIf,
+	"LITERAL_ELSE": ckElse, "LITERAL_DO": ckDo, "LITERAL_FOR": ckFor, "LITERAL_WHILE": ckWhile,
+	"METHOD_DEF": ckMethod, "CTOR_DEF": ckCtor, "STATIC_INIT": ckStaticInit, "INSTANCE_INIT": ckInstanceInit,
+	"CLASS_DEF": ckClass, "INTERFACE_DEF": ckInterface, "ANNOTATION_DEF": ckAnnotation, "ENUM_DEF": ckEnum,
+	"RECORD_DEF": ckRecord, "COMPACT_CTOR_DEF": ckCompactCtor, "VARIABLE_DEF": ckVariable,
+	"ENUM_CONSTANT_DEF": ckEnumConstant, "ANNOTATION_FIELD_DEF": ckAnnField, "PACKAGE_DEF": ckPackage,
+}
+
+// rcOption is RightCurly's option.
+type rcOption uint8
+
+const (
+	rcSame rcOption = iota
+	rcAlone
+	rcAloneOrSingleline
+)
+
+// rightCurlyRule is one RightCurly module: what it prints as its name
+// (its id, or RightCurly), its option and tokens, and whether
+// google_checks' XPath suppression of empty bodies applies to it.
+type rightCurlyRule struct {
+	code      string
+	option    rcOption
+	tokens    [ckKinds]bool
+	skipEmpty bool
+}
 
 type switchInfo struct {
 	kw         int32
@@ -51,8 +111,8 @@ func (p *parser) rightCurly(rc rcurly) {
 }
 
 // tryCurly records the block of a try, catch or finally just parsed.
-func (p *parser) tryCurly(open int) {
-	rc := rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1}
+func (p *parser) tryCurly(open int, kind uint8) {
+	rc := rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1, kind: kind}
 	if p.at("catch") || p.at("finally") {
 		rc.next = int32(p.p)
 	}
@@ -79,28 +139,9 @@ func (p *parser) method(m methodInfo) {
 func (f *file) layoutChecks() {
 	toks := f.lx.toks
 	ps := f.ps
-	if f.l.enabled[RightCurly] {
-		for _, rc := range ps.rcurlies {
-			t := &toks[rc.close]
-			ln := f.lines[t.line-1]
-			msg := ""
-			switch {
-			case rc.last >= 0 && toks[rc.last].line == t.line && toks[rc.open].line != t.line:
-				msg = "should have line break before."
-			case rc.next >= 0 && toks[rc.next].line != t.line:
-				msg = "should be on the same line as the next part of a multi-block statement (one that directly contains multiple blocks: if/else-if/else, do/while or try/catch/finally)."
-			case rc.next < 0:
-				next := &toks[rc.close+1]
-				nextOther := next.kind == tEOF || next.line != t.line
-				alone := nextOther && blankJava(f.src[ln.start:t.off])
-				single := toks[rc.open].line == t.line && (nextOther || next.text == ";")
-				if !alone && !single {
-					msg = "should be alone on a line."
-				}
-			}
-			if msg != "" {
-				f.reportTok(rc.close, RightCurly, "'}' at column "+strconv.Itoa(int(t.col)+1)+" "+msg)
-			}
+	for _, rule := range f.l.rightCurlies {
+		if f.l.enabled[rule.code] {
+			f.rightCurly(rule)
 		}
 	}
 	if f.l.enabled[AvoidNestedBlocks] {
@@ -282,4 +323,51 @@ func (f *file) hasAnnotation(mods modsInfo, name string) bool {
 		}
 	}
 	return false
+}
+
+// rightCurly runs one RightCurly module over the blocks of its tokens.
+func (f *file) rightCurly(rule rightCurlyRule) {
+	toks := f.lx.toks
+	for _, rc := range f.ps.rcurlies {
+		if !rule.tokens[rc.kind] {
+			continue
+		}
+		// google_checks' filter exempts a '}' right after its '{' (an empty
+		// body; a comment between them counts as a child in its tree).
+		if rule.skipEmpty && rc.last < 0 && blankJava(f.src[toks[rc.open].off+1:toks[rc.close].off]) {
+			continue
+		}
+		t := &toks[rc.close]
+		ln := f.lines[t.line-1]
+		next := &toks[rc.close+1]
+		nextOther := next.kind == tEOF || next.line != t.line
+		alone := nextOther && blankJava(f.src[ln.start:t.off])
+		msg := ""
+		switch rule.option {
+		case rcSame:
+			switch {
+			case rc.last >= 0 && toks[rc.last].line == t.line && toks[rc.open].line != t.line:
+				msg = "should have line break before."
+			case rc.next >= 0 && toks[rc.next].line != t.line:
+				msg = "should be on the same line as the next part of a multi-block statement (one that directly contains multiple blocks: if/else-if/else, do/while or try/catch/finally)."
+			case rc.next < 0:
+				single := toks[rc.open].line == t.line && (nextOther || next.text == ";")
+				if !alone && !single {
+					msg = "should be alone on a line."
+				}
+			}
+		case rcAlone:
+			if !alone {
+				msg = "should be alone on a line."
+			}
+		case rcAloneOrSingleline:
+			single := toks[rc.open].line == t.line && (nextOther || next.text == ";")
+			if !alone && !single {
+				msg = "should be alone on a line."
+			}
+		}
+		if msg != "" {
+			f.reportTok(rc.close, rule.code, "'}' at column "+strconv.Itoa(int(t.col)+1)+" "+msg)
+		}
+	}
 }

@@ -39,6 +39,26 @@ var linearInputs = []struct {
 		return "class A {\n" + strings.Repeat("  /**\n   * S.\n   *\n   * Text.\n   * <p>\n   * <ul><li>a<li><p> b</ul>\n   * @param x one\n   *  two\n   */\n  void f(int x) {}\n\n", n) +
 			"  /**\n   * S.\n" + strings.Repeat("   * <li>x <p> y\n", n) + "   */\n  void g() {}\n}\n"
 	}, false},
+	{"locals and case groups (VariableDeclarationUsageDistance, FallThrough, CommentsIndentation)", func(n int) string {
+		var b strings.Builder
+		b.WriteString("class A {\n  int f(int n) {\n    int")
+		for i := range n {
+			fmt.Fprintf(&b, " d%d = %d,", i, i)
+		}
+		b.WriteString(" z = 0;\n")
+		for i := range n {
+			fmt.Fprintf(&b, "    int v%d = n;\n", i)
+		}
+		b.WriteString(strings.Repeat("    x.f();\n", n))
+		for i := range n {
+			fmt.Fprintf(&b, "    n += v%d + d%d;\n", i, i)
+		}
+		b.WriteString("    switch (n) {\n")
+		for i := range n {
+			fmt.Fprintf(&b, "      case %d:\n        n++; \n   // c\n", i)
+		}
+		return b.String() + "    }\n    return n;\n  }\n}\n"
+	}, false},
 	{"many imports", func(n int) string {
 		var b strings.Builder
 		for i := range n {

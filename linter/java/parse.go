@@ -53,6 +53,10 @@ const (
 	declConstant
 	declStatic     // StaticVariableName
 	declLocalFinal // LocalFinalVariableName
+	declClassTP    // the type parameter names
+	declInterfaceTP
+	declRecordTP
+	declMethodTP
 )
 
 // decl is a named declaration checked by a naming check.
@@ -83,6 +87,9 @@ type varGroupInfo struct {
 	first    int32 // first token of the statement
 	lastLine int32 // line of the last node of the last declarator
 	count    int
+	names    []int32 // locals: the declarators' names
+	pos      int32   // locals: the declaration's AST position
+	final    bool    // locals: declared final
 }
 
 type parser struct {
@@ -191,10 +198,22 @@ type parser struct {
 	typeInfos     []typeInfo // per type body being parsed, what RedundantModifier asks of it
 	redundant     []int32    // modifiers RedundantModifier reports
 	typeDecls     []typeDeclInfo
-	nwAfter       []int32 // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
-	brackets      []int32 // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
-	defStarts     []int32 // first tokens of type, field, method and enum constant definitions: a Javadoc's place
-	pkgFirst      int32   // the package name's first identifier, where PackageName reports
+	nwAfter       []int32     // array initializer braces, prefix ++ and --, unary - and + (NoWhitespaceAfter; with !, ~, '.' and '@')
+	brackets      []int32     // '[' of array declarators and indices: NoWhitespaceAfter checks what precedes them
+	defStarts     []int32     // first tokens of type, field, method and enum constant definitions: a Javadoc's place
+	defKinds      []uint8     // what each of defStarts starts: a dk constant
+	varBlocks     [][]stmtRec // VariableDeclarationUsageDistance: the statements of blocks that declare locals
+	elseIfs       [][2]int32  // an if and the if of its else
+	fallThroughs  [][2]int32  // FallThrough: a case group's first label and the label it falls through to
+	termFor       int         // the statement whose termination term is
+	term          uint8       // see termFor
+	stmtTerm      uint8       // the termination of the statement just parsed (a term mask)
+	lastTerm      uint8       // of the last statement of the statements just parsed
+	blockTerm     uint8       // of the block just parsed
+	bodyTerm      uint8       // of the body just parsed
+	switchTerm    uint8       // of the switch just parsed
+	doWhiles      [][2]int32  // a do and its while
+	pkgFirst      int32       // the package name's first identifier, where PackageName reports
 
 	// WhitespaceAround's allowEmpty* and ignoreEnhancedForColon.
 	emptyBodies   []emptyBody
@@ -568,9 +587,9 @@ func (p *parser) compilationUnit() {
 	}
 	if p.at("package") {
 		if annStart >= 0 {
-			p.defStarts = append(p.defStarts, int32(annStart))
+			p.defStart(annStart, ckPackage)
 		} else {
-			p.defStarts = append(p.defStarts, int32(p.p))
+			p.defStart(p.p, ckPackage)
 		}
 		p.hasPackage = true
 		p.collectFrom = start

@@ -25,6 +25,7 @@ func (p *parser) block(kind int) (int, int) {
 	}
 	p.next()
 	n, first := p.statements()
+	p.blockTerm = p.lastTerm
 	p.blockFirst, p.blockLast, p.blockClose = first, p.lastStmt, -1
 	if p.at("}") {
 		p.blockClose = p.p
@@ -42,6 +43,8 @@ func (p *parser) statements() (int, int) {
 	p.firstBoolReturn = false
 
 	var prevVar *varGroupInfo
+	var recs []stmtRec
+	hasVar := false
 	for !p.eof() && !p.at("}") && !p.at("case") && !(p.at("default") && (p.atIdx(p.p+1, ":") || p.atIdx(p.p+1, "->"))) {
 		before := p.p
 		if n == 0 && p.at("{") {
@@ -56,6 +59,7 @@ func (p *parser) statements() (int, int) {
 			p.firstBoolReturn = p.stmtBoolReturn
 		}
 		p.lastStmt = p.stmtPos
+		p.lastTerm = p.stmtTerm
 		n++
 		if vg != nil {
 			if vg.count > 1 {
@@ -69,10 +73,16 @@ func (p *parser) statements() (int, int) {
 		if p.p == before {
 			p.next()
 		}
+		recs = append(recs, stmtRec{start: int32(before), end: int32(p.p), vg: vg})
+		hasVar = hasVar || vg != nil && !vg.final
+	}
+	if hasVar {
+		p.varBlocks = append(p.varBlocks, recs)
 	}
 	p.inCase = false
 	if n == 0 {
 		p.lastStmt = -1
+		p.lastTerm = 0
 	}
 	return n, first
 }
@@ -86,10 +96,12 @@ func (p *parser) body() (isBlock bool, open int, empty bool) {
 		p.curly(open, p.blockFirst)
 		p.bodyBlock = true
 		p.bodyRC = rcurly{open: int32(open), close: int32(p.blockClose), last: int32(p.blockLast), next: -1}
+		p.bodyTerm = p.blockTerm
 		return true, open, n == 0
 	}
 	p.stmtCtx = ctxControl
 	p.statement()
+	p.bodyTerm = p.stmtTerm
 	p.bodyBoolReturn = p.stmtBoolReturn
 	p.bodyBlock = false
 	return false, -1, false
@@ -135,6 +147,12 @@ func (p *parser) statement() *varGroupInfo {
 	p.stmtCtx = ctxNone
 	p.boolReturn = false
 	vg := p.statement0(start, ctx)
+	if p.termFor == start {
+		p.stmtTerm = p.term
+	} else {
+		p.stmtTerm = 0
+	}
+	p.termFor = -1
 	// boolReturn is set by the return branch, last: for any other
 	// statement it was reset above or by the statements nested in it.
 	p.stmtBoolReturn = p.boolReturn && p.ownFor == start
@@ -166,6 +184,7 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 				p.nestedBlocks = append(p.nestedBlocks, int32(p.p))
 			}
 			open, _ := p.block(blockNormal)
+			p.setTerm(start, p.blockTerm)
 			if p.caseBlock {
 				p.curly(open, p.blockFirst)
 			}
@@ -180,18 +199,25 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.parenExpr()
 			p.bodyBlock = false
 			p.control(kw)
+			thenTerm := p.bodyTerm
 			thenReturns := p.bodyBoolReturn
 			rc := p.lastBody()
+			rc.kind = ckIf
 			if p.at("else") {
 				rc.next = int32(p.p)
 				p.rightCurly(rc)
 				ekw := p.kw()
 				if p.at("if") {
+					p.elseIfs = append(p.elseIfs, [2]int32{int32(kw), int32(p.p)})
 					p.statement()
+					p.setTerm(start, thenTerm&p.stmtTerm)
 				} else {
 					p.bodyBlock = false
 					p.control(ekw)
-					p.rightCurly(p.lastBody())
+					erc := p.lastBody()
+					erc.kind = ckElse
+					p.rightCurly(erc)
+					p.setTerm(start, thenTerm&p.bodyTerm)
 					if thenReturns && p.bodyBoolReturn {
 						p.boolIfs = append(p.boolIfs, int32(kw))
 					}
@@ -203,11 +229,25 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 		case "while":
 			kw := p.kw()
 			p.loopConds = append(p.loopConds, int32(p.parenExpr()))
+			p.bodyBlock = false
 			p.control(kw)
+			p.setTerm(start, loopTerm(p.bodyTerm))
+			rc := p.lastBody()
+			rc.kind = ckWhile
+			p.rightCurly(rc)
 			return nil
 		case "do":
 			kw := p.kw()
+			p.bodyBlock = false
 			p.control(kw)
+			p.setTerm(start, loopTerm(p.bodyTerm))
+			rc := p.lastBody()
+			rc.kind = ckDo
+			if p.at("while") {
+				rc.next = int32(p.p)
+				p.doWhiles = append(p.doWhiles, [2]int32{int32(kw), int32(p.p)})
+			}
+			p.rightCurly(rc)
 			if p.at("while") {
 				p.kw()
 				p.parenExpr()
@@ -217,10 +257,11 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 		case "for":
 			return p.forStmt()
 		case "try":
-			p.tryStmt()
+			p.setTerm(start, p.tryStmt())
 			return nil
 		case "switch":
 			p.switchExpr()
+			p.setTerm(start, p.switchTerm)
 			return nil
 		case "synchronized":
 			p.kw()
@@ -228,12 +269,14 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			if isBlock, open, empty := p.body(); isBlock && empty {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
+			p.setTerm(start, p.bodyTerm)
 			return nil
 		case "return":
 			kw := p.kw()
 			if p.at(";") {
 				p.flag(kw, fNoAfter)
 				p.semi(-1)
+				p.setTerm(start, termAll)
 				return nil
 			}
 			lit := p.toks[p.p].kind == tKeyword && (p.at("true") || p.at("false")) && p.atIdx(p.p+1, ";")
@@ -241,20 +284,28 @@ func (p *parser) statement0(start, ctx int) *varGroupInfo {
 			p.semi(root)
 			p.boolReturn = lit
 			p.own(start, kw)
+			p.setTerm(start, termAll)
 			return nil
 		case "throw":
 			p.next()
 			root := p.expr()
 			p.semi(root)
+			p.setTerm(start, termAll)
 			return nil
 		case "break", "continue":
+			mask := termBreak
+			if p.at("continue") {
+				mask = termContinue
+			}
 			p.next()
 			stmt := -1
 			if p.isIdent(p.p) {
 				stmt = p.p
 				p.next()
+				mask = termAll
 			}
 			p.semi(stmt)
+			p.setTerm(start, mask)
 			return nil
 		case "assert":
 			p.kw()
@@ -339,7 +390,7 @@ func (p *parser) localDecl() *varGroupInfo {
 		modPos = int(mods.toks[0])
 	}
 	if p.isTypeDeclStart() {
-		p.defStarts = append(p.defStarts, int32(start))
+		p.defStart(start, p.typeDeclKind())
 		mods.annOK = false
 		p.mods = append(p.mods, mods)
 		p.typeMods = mods
@@ -357,7 +408,7 @@ func (p *parser) localDecl() *varGroupInfo {
 	if p.hasMod(mods, "final") {
 		kind = declLocalFinal
 	}
-	vg := &varGroupInfo{first: int32(start)}
+	vg := &varGroupInfo{first: int32(start), pos: int32(pos), final: kind == declLocalFinal}
 	p.varFinal = kind == declLocalFinal
 	r := p.declarators(kind, pos)
 	for _, n := range p.declNames {
@@ -369,6 +420,7 @@ func (p *parser) localDecl() *varGroupInfo {
 	}
 	vg.count = r.count
 	vg.lastLine = r.lastLine
+	vg.names = r.names
 	p.semi(pos)
 	p.own(start, pos)
 	return vg
@@ -480,7 +532,12 @@ func (p *parser) forStmt() *varGroupInfo {
 		p.events = append(p.events, event{kind: evForIterLeave})
 	}
 	p.accept(")")
+	p.bodyBlock = false
 	p.control(kw)
+	p.setTerm(kw, loopTerm(p.bodyTerm))
+	rc := p.lastBody()
+	rc.kind = ckFor
+	p.rightCurly(rc)
 	return nil
 }
 
@@ -509,8 +566,11 @@ func (p *parser) exprList() int {
 	return first
 }
 
-func (p *parser) tryStmt() {
+// tryStmt parses a try statement and returns FallThrough's termination
+// mask of it: its finally terminates, or its block and every catch do.
+func (p *parser) tryStmt() uint8 {
 	p.kw()
+	tryTerm, finTerm := uint8(0), uint8(0)
 	if p.at("(") {
 		p.next()
 		for !p.eof() && !p.at(")") {
@@ -548,7 +608,8 @@ func (p *parser) tryStmt() {
 		if n == 0 {
 			p.emptyBlocks = append(p.emptyBlocks, int32(open))
 		}
-		p.tryCurly(open)
+		p.tryCurly(open, ckTry)
+		tryTerm = p.blockTerm
 	}
 	for p.at("catch") {
 		kw := p.kw()
@@ -579,7 +640,8 @@ func (p *parser) tryStmt() {
 		if p.at("{") {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
-			p.tryCurly(open)
+			p.tryCurly(open, ckCatch)
+			tryTerm &= p.blockTerm
 			if n == 0 && p.blockClose >= 0 {
 				p.emptyCatches = append(p.emptyCatches, emptyCatch{int32(kw), int32(param), int32(open), int32(p.blockClose)})
 			}
@@ -590,12 +652,14 @@ func (p *parser) tryStmt() {
 		if p.at("{") {
 			open, n := p.block(blockNormal)
 			p.curly(open, p.blockFirst)
-			p.tryCurly(open)
+			p.tryCurly(open, ckFinally)
+			finTerm = p.blockTerm
 			if n == 0 {
 				p.emptyBlocks = append(p.emptyBlocks, int32(open))
 			}
 		}
 	}
+	return tryTerm | finTerm
 }
 
 // switchExpr parses a switch statement or expression and returns the
@@ -615,9 +679,22 @@ func (p *parser) switchExpr() int {
 	if p.at("}") {
 		p.emptyBlocks = append(p.emptyBlocks, int32(open))
 	}
+	// FallThrough: each case group's first label and the termination
+	// of its statements; all groups terminate (with break not counting)
+	// for the switch to.
+	group, groupTerm, groups, hasStmts := -1, uint8(0), 0, false
+	all := termAll
+	rules := false
 	for !p.eof() && !p.at("}") {
 		before := p.p
 		if p.at("case") || p.at("default") {
+			if group >= 0 && p.p > group && groupTerm&termBit(true, true) == 0 && hasStmts {
+				p.fallThroughs = append(p.fallThroughs, [2]int32{int32(group), int32(p.p)})
+			}
+			if group < 0 || hasStmts {
+				group = p.p
+			}
+			hasStmts = false
 			if p.at("default") {
 				p.switches[sw].hasDefault = true
 			}
@@ -628,6 +705,7 @@ func (p *parser) switchExpr() int {
 				p.noLambda--
 			}
 			if p.at("->") {
+				rules = true
 				arrow := p.p
 				p.ws(arrow)
 				line := p.cur().line
@@ -649,14 +727,65 @@ func (p *parser) switchExpr() int {
 			p.inCase = true
 			continue
 		}
-		p.statements()
+		if n, _ := p.statements(); n > 0 {
+			hasStmts = true
+			groups++
+			groupTerm = p.lastTerm
+			all &= groupTerm
+		}
 		if p.p == before {
 			p.next()
 		}
 	}
+	lastHasStmts := hasStmts
 	if p.at("}") {
 		p.ws(p.p)
 		p.next()
 	}
+	// A switch terminates when every group does, a break ending one
+	// only the group.
+	p.switchTerm = 0
+	if groups > 0 && !rules && lastHasStmts {
+		if all&termBit(false, false) != 0 {
+			p.switchTerm |= termBit(false, false) | termBit(true, false)
+		}
+		if all&termBit(false, true) != 0 {
+			p.switchTerm |= termBit(false, true) | termBit(true, true)
+		}
+	}
 	return kw
+}
+
+// FallThrough's termination of a statement, as checkstyle 8.36 computes
+// it: one bit per (break counts, continue counts).
+const (
+	termAll      uint8 = 0xF
+	termBreak    uint8 = 1<<1 | 1<<3 // a break ends it when break counts
+	termContinue uint8 = 1<<2 | 1<<3
+)
+
+// termBit is the bit of the mask for useBreak and useContinue.
+func termBit(useBreak, useContinue bool) uint8 {
+	i := 0
+	if useBreak {
+		i |= 1
+	}
+	if useContinue {
+		i |= 2
+	}
+	return 1 << i
+}
+
+// loopTerm is a loop's termination: its body's with neither break nor
+// continue counting.
+func loopTerm(body uint8) uint8 {
+	if body&termBit(false, false) != 0 {
+		return termAll
+	}
+	return 0
+}
+
+// setTerm records the termination mask of the statement starting at start.
+func (p *parser) setTerm(start int, mask uint8) {
+	p.termFor, p.term = start, mask
 }
