@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/agentapi"
 	"github.com/fleetkit/fleetkit/fleet/agentplane"
@@ -22,7 +24,7 @@ const (
 
 // agentPlane sets opts up for the agent data plane on st (the data plane
 // and the cluster provider) and returns the agent API to mount.
-func agentPlane(cfg *Config, st fleet.Store, k fleet.Kind, log *slog.Logger, opts *fleet.Options) (*agentapi.Handler, error) {
+func agentPlane(cfg *Config, st fleet.Store, k fleet.Kind, log *slog.Logger, reg prometheus.Registerer, opts *fleet.Options) (*agentapi.Handler, error) {
 	secret, err := cfg.AgentSecret()
 	if err != nil {
 		return nil, err
@@ -36,7 +38,7 @@ func agentPlane(cfg *Config, st fleet.Store, k fleet.Kind, log *slog.Logger, opt
 		return nil, err
 	}
 	opts.DataPlane, opts.ClusterProvider = dp, dp
-	return agentapi.New(ar, agentapi.Options{Kind: k, Secret: secret, Logger: log})
+	return agentapi.New(ar, agentapi.Options{Kind: k, Secret: secret, Logger: log, Registerer: reg})
 }
 
 // clusterToken prints the token of a cluster's agent.

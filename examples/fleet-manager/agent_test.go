@@ -172,6 +172,14 @@ agent:
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status, "%s", raw)
 	assert.Contains(t, string(raw), `"id":"c1"`)
+	// The manager's /metrics shows the agent's heartbeat and the refused calls.
+	resp, err := http.Get(fm.BaseURL + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Contains(t, string(metrics), `fleetkit_fleet_agent_heartbeat_timestamp_seconds{cluster="c1",kind="dinosaur"}`)
+	assert.Contains(t, string(metrics), `fleetkit_fleet_agent_api_requests_total{code="403",endpoint="instances",kind="dinosaur"} 1`)
 
 	created := time.Now()
 	r := fm.Do(t, alice, http.MethodPost, "dinosaurs?async=true", map[string]any{"name": "rex"})

@@ -160,7 +160,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer closeDataPlane() // after the workers have stopped: see below
 		opts.DataPlane = dp
 	case dataPlaneAgent:
-		if agentAPI, err = agentPlane(cfg, st, k, log, &opts); err != nil {
+		if agentAPI, err = agentPlane(cfg, st, k, log, reg, &opts); err != nil {
 			return err
 		}
 		dpOpts.Provider = dataPlaneAgent // for the banner

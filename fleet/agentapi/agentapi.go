@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/fleet/cluster"
 	"github.com/fleetkit/fleetkit/internal/httpjson"
@@ -56,6 +58,9 @@ type Options struct {
 	// Logger receives internal errors (nil: slog.Default()). Tokens are
 	// never logged.
 	Logger *slog.Logger
+	// Registerer receives the agent API's metrics (nil: none): requests
+	// by endpoint and status, and each cluster's last heartbeat.
+	Registerer prometheus.Registerer
 }
 
 // Handler is the agent API of one kind. Safe for concurrent use.
@@ -68,6 +73,7 @@ type Handler struct {
 	waiters chan struct{}
 	log     *slog.Logger
 	base    string
+	m       *metrics
 
 	mu sync.Mutex
 	// byCluster counts the long-polls waiting per cluster; guarded by mu.
@@ -103,7 +109,11 @@ func New(st Store, opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Handler{st: st, kind: kind, secret: slices.Clone(opts.Secret), poll: opts.PollInterval,
+	m, err := newMetrics(opts.Registerer, kind.Name)
+	if err != nil {
+		return nil, fmt.Errorf("agentapi: metrics: %w", err)
+	}
+	return &Handler{st: st, kind: kind, secret: slices.Clone(opts.Secret), poll: opts.PollInterval, m: m,
 		waiters: make(chan struct{}, opts.MaxWaiters), log: opts.Logger, byCluster: map[string]int{}, base: kind.BasePath() + "/agent-clusters/"}, nil
 }
 
@@ -153,12 +163,15 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 
 // ServeHTTP routes the four calls of the agent API.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h.serve(w, r); err != nil {
-		h.writeError(w, r, err)
+	sw := &statusWriter{ResponseWriter: w}
+	endpoint := endpointOther
+	if err := h.serve(sw, r, &endpoint); err != nil {
+		h.writeError(sw, r, err)
 	}
+	h.m.request(endpoint, cmp.Or(sw.code, http.StatusOK)) // nothing written: net/http sends 200
 }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, endpoint *string) error {
 	rest, ok := strings.CutPrefix(r.URL.Path, h.base)
 	if !ok {
 		return errf(http.StatusNotFound, 7, "no such path %s", r.URL.Path)
@@ -172,13 +185,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	method := http.MethodGet
 	switch {
 	case len(parts) == 1:
-		call = h.getCluster
+		call, *endpoint = h.getCluster, endpointCluster
 	case len(parts) == 2 && parts[1] == h.kind.Plural:
-		call = h.listInstances
+		call, *endpoint = h.listInstances, endpointInstances
 	case len(parts) == 3 && parts[1] == h.kind.Plural && parts[2] == "status":
-		call, method = h.putInstanceStatus, http.MethodPut
+		call, method, *endpoint = h.putInstanceStatus, http.MethodPut, endpointInstanceStatus
 	case len(parts) == 2 && parts[1] == "status":
-		call, method = h.putClusterStatus, http.MethodPut
+		call, method, *endpoint = h.putClusterStatus, http.MethodPut, endpointClusterStatus
 	default:
 		return errf(http.StatusNotFound, 7, "no such path %s", r.URL.Path)
 	}
@@ -404,6 +417,7 @@ func (h *Handler) putClusterStatus(w http.ResponseWriter, r *http.Request, c clu
 	if err := h.st.PutHeartbeat(r.Context(), h.kind.Name, id, fleet.Heartbeat{Phase: body.Phase, Capacity: body.Capacity.Units, AgentVersion: body.AgentVersion}); err != nil {
 		return err
 	}
+	h.m.beat(id, time.Now())
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -308,4 +311,69 @@ func TestLongPollPerCluster(t *testing.T) {
 		assert.Equal(t, http.StatusNotModified, w.Code)
 		assert.Equal(t, 2*time.Second, time.Since(start))
 	})
+}
+
+// TestMetrics: requests are counted by endpoint and status, a cluster's
+// heartbeat is recorded only after its token was checked, and invented
+// paths and clusters add no series.
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	f := newFixture(t, agentapi.Options{Registerer: reg})
+	tokB := agentapi.Token(secret, "dinosaur", "b")
+	beat := `{"phase":"ready","capacity":{"units":3}}`
+	requireStatus := func(w *httptest.ResponseRecorder, status int) {
+		t.Helper()
+		require.Equal(t, status, w.Code, w.Body.String())
+	}
+	requireStatus(f.do(t, http.MethodGet, base+"b", tokB, ""), 200)
+	requireStatus(f.do(t, http.MethodGet, base+"b/dinosaurs", tokB, ""), 200)
+	requireStatus(f.do(t, http.MethodPut, base+"b/status", tokB, beat), 204)
+	requireStatus(f.do(t, http.MethodPut, base+"b/status", "", beat), 401)
+	for i := range 50 { // invented clusters and paths
+		requireStatus(f.do(t, http.MethodPut, base+fmt.Sprintf("x%d/status", i), agentapi.Token(secret, "dinosaur", fmt.Sprintf("x%d", i)), beat), 404)
+		requireStatus(f.do(t, http.MethodGet, base+fmt.Sprintf("b/nope%d", i), tokB, ""), 404)
+	}
+
+	requests := func(endpoint, code string) float64 {
+		return value(t, reg, "fleetkit_fleet_agent_api_requests_total", map[string]string{"endpoint": endpoint, "code": code})
+	}
+	assert.Equal(t, 1.0, requests("cluster", "200"))
+	assert.Equal(t, 1.0, requests("instances", "200"))
+	assert.Equal(t, 1.0, requests("cluster_status", "204"))
+	assert.Equal(t, 1.0, requests("cluster_status", "401"))
+	assert.Equal(t, 50.0, requests("cluster_status", "404"))
+	assert.Equal(t, 50.0, requests("other", "404"))
+	assert.Equal(t, 6, testutil.CollectAndCount(reg, "fleetkit_fleet_agent_api_requests_total"), "series: one per endpoint and status seen")
+	assert.Equal(t, 1, testutil.CollectAndCount(reg, "fleetkit_fleet_agent_heartbeat_timestamp_seconds"), "only cluster b's accepted heartbeat")
+	at := value(t, reg, "fleetkit_fleet_agent_heartbeat_timestamp_seconds", map[string]string{"cluster": "b"})
+	assert.InDelta(t, float64(time.Now().Unix()), at, 60)
+}
+
+// value returns the value of the series of name with labels (and kind
+// dinosaur) gathered from reg.
+func value(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue next
+				}
+			}
+			require.Equal(t, "dinosaur", got["kind"])
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no series %s%v", name, labels)
+	return 0
 }
