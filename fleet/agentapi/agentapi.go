@@ -163,12 +163,12 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 
 // ServeHTTP routes the four calls of the agent API.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &httpjson.StatusWriter{ResponseWriter: w}
 	endpoint := endpointOther
 	if err := h.serve(sw, r, &endpoint); err != nil {
 		h.writeError(sw, r, err)
 	}
-	h.m.request(endpoint, cmp.Or(sw.code, http.StatusOK)) // nothing written: net/http sends 200
+	h.m.request(endpoint, cmp.Or(sw.Status, http.StatusOK)) // nothing written: net/http sends 200
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, endpoint *string) error {

@@ -1,7 +1,6 @@
 package agentapi
 
 import (
-	"net/http"
 	"strconv"
 	"time"
 
@@ -60,26 +59,3 @@ func (m *metrics) beat(clusterID string, at time.Time) {
 		m.heartbeat.WithLabelValues(clusterID).Set(float64(at.UnixNano()) / 1e9)
 	}
 }
-
-// statusWriter remembers the status an answer was given.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -335,26 +335,6 @@ func (s *Handler) apiRoutes() []route {
 	}
 }
 
-// statusWriter records the status for metrics.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
 func (s *Handler) routes() http.Handler {
 	mux := http.NewServeMux()
 	byPattern := map[string]map[string]route{}
@@ -370,7 +350,7 @@ func (s *Handler) routes() http.Handler {
 		methods := byPattern[pattern]
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &httpjson.StatusWriter{ResponseWriter: w}
 			w = sw
 			w.Header().Set("X-Operation-Id", fleet.NewID())
 			method := r.Method
@@ -386,10 +366,10 @@ func (s *Handler) routes() http.Handler {
 				label = "other"
 			}
 			defer func() {
-				if sw.status == 0 {
-					sw.status = http.StatusInternalServerError // it panicked: recoverPanics answers 500
+				if sw.Status == 0 {
+					sw.Status = http.StatusInternalServerError // it panicked: recoverPanics answers 500
 				}
-				s.m.requests.WithLabelValues(pattern, label, strconv.Itoa(sw.status)).Inc()
+				s.m.requests.WithLabelValues(pattern, label, strconv.Itoa(sw.Status)).Inc()
 				s.m.duration.WithLabelValues(pattern, label).Observe(time.Since(start).Seconds())
 			}()
 			if !ok {

@@ -196,3 +196,27 @@ func (w *wroteHeader) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *wroteHeader) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// StatusWriter is an http.ResponseWriter that remembers the status of its
+// answer (Status: 0 until the handler writes), for request metrics.
+type StatusWriter struct {
+	http.ResponseWriter
+	Status int
+}
+
+func (w *StatusWriter) WriteHeader(code int) {
+	if w.Status == 0 {
+		w.Status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *StatusWriter) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
