@@ -220,7 +220,7 @@ func (r *runtime) lead(ctx context.Context, name string, fn func(context.Context
 			if !errors.Is(err, lease.ErrHeld) && ctx.Err() == nil {
 				r.log.Warn("fleet: acquire lease", "lease", name, "err", err)
 			}
-			sleep(ctx, renewEvery)
+			reconcile.Sleep(ctx, renewEvery)
 			continue
 		}
 		r.m.leader.WithLabelValues(name).Set(1)
@@ -269,15 +269,6 @@ func (r *runtime) lead(ctx context.Context, name string, fn func(context.Context
 			r.log.Warn("fleet: release lease", "lease", name, "err", err)
 		}
 		rcancel()
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 

@@ -529,7 +529,7 @@ func (m *Manager) Run(ctx context.Context) error {
 					return nil
 				}
 				m.log.Warn("watching machine exits failed; retrying", "err", err)
-				if !sleep(ctx, time.Second) {
+				if !reconcile.Sleep(ctx, time.Second) {
 					return nil
 				}
 			}
@@ -627,17 +627,5 @@ func (m *Manager) watchRouter(ctx context.Context, rg RouterGeneration) {
 		for _, name := range m.Languages() {
 			m.Kick(name)
 		}
-	}
-}
-
-// sleep waits d or until ctx is done; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

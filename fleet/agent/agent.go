@@ -339,7 +339,7 @@ func (a *Agent) pollLoop(ctx context.Context) error {
 			}
 			a.log.Log(ctx, lvl, "listing the desired instances failed; retrying", "err", err, "in", d)
 			etag = ""
-			if !sleep(ctx, d) {
+			if !reconcile.Sleep(ctx, d) {
 				return ctx.Err()
 			}
 			continue
@@ -351,7 +351,7 @@ func (a *Agent) pollLoop(ctx context.Context) error {
 		}
 		etag = tag
 		if (!changed || tag == "") && time.Since(start) < minPoll {
-			if !sleep(ctx, jitter(minPoll)) {
+			if !reconcile.Sleep(ctx, jitter(minPoll)) {
 				return ctx.Err()
 			}
 		}
@@ -471,18 +471,6 @@ func jitter(d time.Duration) time.Duration {
 		return d
 	}
 	return d/2 + rand.N(d/2)
-}
-
-// sleep waits d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func result(err error) string {

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/fleetkit/fleetkit/internal/reconcile"
 )
 
 // indexInstance indexes the cached objects by their instance label.
@@ -386,7 +388,7 @@ func (a *Agent) reportLoop(ctx context.Context) error {
 		case <-retry.C:
 		}
 		backingOff = false
-		if gap := reportGap - time.Since(sent); gap > 0 && !sleep(ctx, gap) {
+		if gap := reportGap - time.Since(sent); gap > 0 && !reconcile.Sleep(ctx, gap) {
 			return ctx.Err()
 		}
 		var failed error

@@ -65,3 +65,15 @@ func IsTerminal(err error) bool {
 	var t *terminalError
 	return errors.As(err, &t)
 }
+
+// Sleep waits d or until ctx is done; it reports whether d passed.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
