@@ -29,22 +29,8 @@ type jdTag struct {
 
 // methodTags is JavadocMethodCheck.getMethodTags over the comment c.
 func (f *file) methodTags(c comment) []jdTag {
-	text := f.src[c.off:c.end]
 	startLine, _ := lineOfOffset(f.lx.lines, c.off)
-	var lines []string
-	var offs []int32
-	for start := 0; ; {
-		k := strings.IndexAny(text[start:], "\r\n")
-		if k < 0 {
-			lines, offs = append(lines, text[start:]), append(offs, c.off+int32(start))
-			break
-		}
-		lines, offs = append(lines, text[start:start+k]), append(offs, c.off+int32(start))
-		start += k + 1
-		if text[start-1] == '\r' && start < len(text) && text[start] == '\n' {
-			start++
-		}
-	}
+	lines, offs := f.commentLines(c)
 	var tags []jdTag
 	for i, ln := range lines {
 		if strings.IndexByte(ln, '@') < 0 {
