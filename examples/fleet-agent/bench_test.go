@@ -41,7 +41,7 @@ func BenchmarkCreateToReady(b *testing.B) {
 			ready = append(ready, waitFor(b, "ready", func() bool {
 				r, _ := cp.Last()
 				host = r[id].Host
-				return r[id].Phase == agent.PhaseReady
+				return r[id].Phase == fleet.PhaseReady
 			}))
 			waitFor(b, "answering", func() bool { return agenttest.Answers(b.Context(), host, id) })
 			answering = append(answering, time.Since(start))

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fleetkit/fleetkit/fleet"
-	"github.com/fleetkit/fleetkit/fleet/agent"
 	"github.com/fleetkit/fleetkit/fleet/agent/agenttest"
 	"github.com/fleetkit/fleetkit/internal/kubetest"
 	"github.com/fleetkit/fleetkit/internal/testenv"
@@ -181,7 +180,7 @@ func TestAgentOnNode(t *testing.T) {
 	waitFor(t, "the instance reported ready", func() bool {
 		r, _ := cp.Last()
 		host = r[id].Host
-		return r[id].Phase == agent.PhaseReady
+		return r[id].Phase == fleet.PhaseReady
 	})
 	ready := time.Since(start)
 	svc, err := cs.CoreV1().Services(ns).Get(t.Context(), "dinosaur-"+id, metav1.GetOptions{})
@@ -221,11 +220,11 @@ func TestAgentOnNode(t *testing.T) {
 	}
 	waitFor(t, "ready again and answering", func() bool {
 		r, _ := cp.Last()
-		return r[id].Phase == agent.PhaseReady && agenttest.Answers(context.Background(), r[id].Host, id)
+		return r[id].Phase == fleet.PhaseReady && agenttest.Answers(context.Background(), r[id].Host, id)
 	})
 	gap := false
 	for _, r := range cp.Reports()[mark:] {
-		gap = gap || r[id].Phase == agent.PhaseInstalling
+		gap = gap || r[id].Phase == fleet.PhaseInstalling
 	}
 	assert.True(t, gap, "the agent reported the instance not ready while its Pod was replaced")
 

@@ -169,10 +169,10 @@ func TestAppliesObjectsAndReports(t *testing.T) {
 
 			waitFor(t, "an installing report", func() bool {
 				r, _ := cp.Last()
-				return r["inst0000000000000001"] == agent.InstanceStatus{Phase: agent.PhaseInstalling}
+				return r["inst0000000000000001"] == fleet.InstanceReport{Phase: fleet.PhaseInstalling}
 			})
 			markAvailable(t, env.cs, env.ns, name)
-			want := agent.InstanceStatus{Phase: agent.PhaseReady, Host: svc.Spec.ClusterIP + ":8080"}
+			want := fleet.InstanceReport{Phase: fleet.PhaseReady, Host: svc.Spec.ClusterIP + ":8080"}
 			waitFor(t, "a ready report", func() bool {
 				r, _ := cp.Last()
 				return len(r) == 1 && r["inst0000000000000001"] == want
@@ -365,7 +365,7 @@ spec:
 	runAgent(t, env.cs, opts)
 	waitFor(t, "bad failed, good installing", func() bool {
 		r, _ := cp.Last()
-		return r[id(0)].Phase == agent.PhaseFailed && r[id(1)].Phase == agent.PhaseInstalling
+		return r[id(0)].Phase == fleet.PhaseFailed && r[id(1)].Phase == fleet.PhaseInstalling
 	})
 	r, _ := cp.Last()
 	assert.Contains(t, r[id(0)].Reason, "Service dinosaur-"+id(0)+" refused")

@@ -30,21 +30,6 @@ type Instance struct {
 	Status         string `json:"status,omitempty"`
 }
 
-// Phases of an instance in a status report.
-const (
-	PhaseInstalling = "installing"
-	PhaseReady      = "ready"
-	PhaseFailed     = "failed"
-)
-
-// InstanceStatus is what the agent reports of one instance
-// (PUT .../agent-clusters/{id}/<kind>s/status).
-type InstanceStatus struct {
-	Phase  string `json:"phase"`
-	Host   string `json:"host,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
 // Heartbeat is the cluster status the agent reports
 // (PUT .../agent-clusters/{id}/status).
 type Heartbeat struct {
@@ -132,7 +117,7 @@ func (c *client) desired(ctx context.Context, etag string, wait time.Duration) (
 }
 
 // report sends the complete status report of the agent's instances.
-func (c *client) report(ctx context.Context, r map[string]InstanceStatus) error {
+func (c *client) report(ctx context.Context, r map[string]fleet.InstanceReport) error {
 	return c.put(ctx, "report", c.list+"/status", r)
 }
 

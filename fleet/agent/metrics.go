@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleetkit/fleetkit/fleet"
 )
 
 // metrics are the agent's collectors, registered on Options.Registerer.
@@ -34,7 +36,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		lastHeartbeat: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "fleetkit", Subsystem: "agent", Name: "last_heartbeat_timestamp_seconds",
 			Help: "When the control plane last accepted a heartbeat."}),
 	}
-	for _, p := range []string{PhaseInstalling, PhaseReady, PhaseFailed} {
+	for _, p := range []string{fleet.PhaseInstalling, fleet.PhaseReady, fleet.PhaseFailed} {
 		m.instances.WithLabelValues(p)
 	}
 	if reg != nil {
@@ -48,12 +50,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 // setPhases counts the phases of a report sent.
-func (m *metrics) setPhases(r map[string]InstanceStatus) {
+func (m *metrics) setPhases(r map[string]fleet.InstanceReport) {
 	n := map[string]int{}
 	for _, s := range r {
 		n[s.Phase]++
 	}
-	for _, p := range []string{PhaseInstalling, PhaseReady, PhaseFailed} {
+	for _, p := range []string{fleet.PhaseInstalling, fleet.PhaseReady, fleet.PhaseFailed} {
 		m.instances.WithLabelValues(p).Set(float64(n[p]))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/fleetkit/fleetkit/fleet"
 	"github.com/fleetkit/fleetkit/internal/reconcile"
 )
 
@@ -254,7 +256,7 @@ func (a *Agent) remove(ctx context.Context, id string) error {
 
 // status is what the agent observes of an instance, ok false when it has
 // no object of it (nor a reason it failed).
-func (a *Agent) status(id string, failed string) (InstanceStatus, bool) {
+func (a *Agent) status(id string, failed string) (fleet.InstanceReport, bool) {
 	var deps []*appsv1.Deployment
 	has := false
 	for _, r := range a.resources {
@@ -267,17 +269,17 @@ func (a *Agent) status(id string, failed string) (InstanceStatus, bool) {
 	}
 	pods := a.pods.cached(id)
 	if failed != "" {
-		return InstanceStatus{Phase: PhaseFailed, Reason: failed}, true
+		return fleet.InstanceReport{Phase: fleet.PhaseFailed, Reason: failed}, true
 	}
 	if !has && len(pods) == 0 {
-		return InstanceStatus{}, false
+		return fleet.InstanceReport{}, false
 	}
 	name := a.objectName(id)
 	ready := len(deps) > 0 && a.resource("Secret").get(a.opts.Namespace, name) != nil
 	for _, d := range deps {
 		for _, c := range d.Status.Conditions {
 			if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
-				return InstanceStatus{Phase: PhaseFailed, Reason: fmt.Sprintf("Deployment %s: %s: %s", d.Name, c.Reason, c.Message)}, true
+				return fleet.InstanceReport{Phase: fleet.PhaseFailed, Reason: fmt.Sprintf("Deployment %s: %s: %s", d.Name, c.Reason, c.Message)}, true
 			}
 		}
 		if d.DeletionTimestamp != nil || d.Status.AvailableReplicas < 1 {
@@ -286,15 +288,15 @@ func (a *Agent) status(id string, failed string) (InstanceStatus, bool) {
 	}
 	if !ready {
 		if reason := podFailure(pods); reason != "" {
-			return InstanceStatus{Phase: PhaseFailed, Reason: reason}, true
+			return fleet.InstanceReport{Phase: fleet.PhaseFailed, Reason: reason}, true
 		}
-		return InstanceStatus{Phase: PhaseInstalling}, true
+		return fleet.InstanceReport{Phase: fleet.PhaseInstalling}, true
 	}
 	host := a.host(name)
 	if host == "" {
-		return InstanceStatus{Phase: PhaseInstalling}, true
+		return fleet.InstanceReport{Phase: fleet.PhaseInstalling}, true
 	}
-	return InstanceStatus{Phase: PhaseReady, Host: host}, true
+	return fleet.InstanceReport{Phase: fleet.PhaseReady, Host: host}, true
 }
 
 // host is the address of the instance's Service, "" until it has one.
@@ -337,7 +339,7 @@ func podFailure(pods []metav1.Object) string {
 
 // report is the complete status report: every instance with objects, and
 // the desired ones that failed before they had any.
-func (a *Agent) report() map[string]InstanceStatus {
+func (a *Agent) report() map[string]fleet.InstanceReport {
 	a.mu.Lock()
 	failed := make(map[string]string, len(a.failed))
 	for id, r := range a.failed {
@@ -348,7 +350,7 @@ func (a *Agent) report() map[string]InstanceStatus {
 	for id := range failed {
 		ids = append(ids, id)
 	}
-	out := make(map[string]InstanceStatus, len(ids))
+	out := make(map[string]fleet.InstanceReport, len(ids))
 	for _, id := range ids {
 		if st, ok := a.status(id, failed[id]); ok {
 			out[id] = st
@@ -366,7 +368,7 @@ func (a *Agent) reportLoop(ctx context.Context) error {
 	retry := time.NewTimer(0) // the first heartbeat and report at once
 	defer retry.Stop()
 	var (
-		last     map[string]InstanceStatus
+		last     map[string]fleet.InstanceReport
 		sent     time.Time
 		bo       backoff
 		beatDue  = true
@@ -428,14 +430,8 @@ func (a *Agent) reportLoop(ctx context.Context) error {
 	}
 }
 
-func mapsEqual(a, b map[string]InstanceStatus) bool {
-	if len(a) != len(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
+// mapsEqual is maps.Equal, but nil (no report sent yet) differs from
+// an empty report.
+func mapsEqual(a, b map[string]fleet.InstanceReport) bool {
+	return (a == nil) == (b == nil) && maps.Equal(a, b)
 }

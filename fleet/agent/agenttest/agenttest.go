@@ -44,7 +44,7 @@ type ControlPlane struct {
 	version int
 	changed chan struct{} // closed when items change
 	down    bool          // answer 503 to everything: the agent is cut off
-	reports []map[string]agent.InstanceStatus
+	reports []map[string]fleet.InstanceReport
 	beats   []agent.Heartbeat
 	lists   int
 	refused int // calls refused for their token
@@ -125,7 +125,7 @@ func (cp *ControlPlane) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (cp *ControlPlane) report(w http.ResponseWriter, r *http.Request) {
-	var rep map[string]agent.InstanceStatus
+	var rep map[string]fleet.InstanceReport
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&rep); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -171,7 +171,7 @@ func (cp *ControlPlane) SetDown(down bool) {
 
 // Last returns the last report received (nil before any) and how many
 // came.
-func (cp *ControlPlane) Last() (map[string]agent.InstanceStatus, int) {
+func (cp *ControlPlane) Last() (map[string]fleet.InstanceReport, int) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	if len(cp.reports) == 0 {
@@ -204,7 +204,7 @@ func (cp *ControlPlane) Refused() int {
 }
 
 // Reports returns every report received, oldest first.
-func (cp *ControlPlane) Reports() []map[string]agent.InstanceStatus {
+func (cp *ControlPlane) Reports() []map[string]fleet.InstanceReport {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	return slices.Clone(cp.reports)
