@@ -3,6 +3,7 @@ package balancer
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -27,6 +28,9 @@ type Backend struct {
 	requestPath string
 	// dialAddr is lintURL's host:port.
 	dialAddr string
+	// loopAddr is dialAddr for an http:// backend named by IP address,
+	// which Server's event loop dials itself; invalid otherwise.
+	loopAddr netip.AddrPort
 
 	// The outlier detection state, guarded by the Balancer's mu: how many
 	// ejections in a row the next one follows (each lasts longer), since
@@ -70,12 +74,16 @@ func newBackend(lang, version, uri string) (*Backend, error) {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	return &Backend{
+	be := &Backend{
 		URI: uri, Language: lang, Version: version,
 		lintURL:     &lint,
 		requestPath: lint.EscapedPath(),
 		dialAddr:    net.JoinHostPort(u.Hostname(), port),
-	}, nil
+	}
+	if u.Scheme == "http" {
+		be.loopAddr, _ = netip.ParseAddrPort(be.dialAddr)
+	}
+	return be, nil
 }
 
 // ValidLanguage reports whether lang can name a language: non-empty,

@@ -335,8 +335,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body []byte, start time.Time) {
 	be, err := p.bal.Pick(lang)
 	if err != nil {
-		p.count(lang, nil, http.StatusServiceUnavailable)
-		httpjson.WriteError(w, httpjson.Errorf(http.StatusServiceUnavailable, "no linter can serve language %q", lang))
+		p.noBackend(w, lang)
 		return
 	}
 
@@ -358,15 +357,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body 
 		case connFailed:
 			p.reportFailure(be, failConnection, err)
 			tried = append(tried, be)
-			if attempt < p.maxRetries && time.Since(start) < p.timeout {
-				if next, perr := p.bal.PickRetry(lang, tried); perr == nil {
-					p.count(lang, be, http.StatusBadGateway)
-					if p.metrics != nil {
-						p.metrics.retries.WithLabelValues(lang).Inc()
-					}
-					be = next
-					continue
-				}
+			if next, ok := p.retry(lang, tried, attempt, start); ok {
+				be = next
+				continue
 			}
 		case clientGone:
 			p.bal.reportNeutral(be) // not the backend's fault, and not logged
@@ -376,6 +369,30 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, lang string, body 
 		p.fail(w, lang, be, res, start)
 		return
 	}
+}
+
+// retry picks the backend for another attempt after attempt number
+// attempt, on tried's last, failed without an answer: one not tried,
+// within MaxRetries and Timeout. The failed attempt is counted.
+func (p *Proxy) retry(lang string, tried []*Backend, attempt int, start time.Time) (*Backend, bool) {
+	if attempt >= p.maxRetries || time.Since(start) >= p.timeout {
+		return nil, false
+	}
+	next, err := p.bal.PickRetry(lang, tried)
+	if err != nil {
+		return nil, false
+	}
+	p.count(lang, tried[len(tried)-1], http.StatusBadGateway)
+	if p.metrics != nil {
+		p.metrics.retries.WithLabelValues(lang).Inc()
+	}
+	return next, true
+}
+
+// noBackend counts and answers a request for lang that no backend can take.
+func (p *Proxy) noBackend(w http.ResponseWriter, lang string) {
+	p.count(lang, nil, http.StatusServiceUnavailable)
+	httpjson.WriteError(w, httpjson.Errorf(http.StatusServiceUnavailable, "no linter can serve language %q", lang))
 }
 
 // fail counts a request that ended without an answer from be (res says

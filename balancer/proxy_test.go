@@ -93,19 +93,22 @@ func dyingMidStream(w http.ResponseWriter, r *http.Request) {
 }
 
 // setup is one way of running a Proxy: behind net/http's server or
-// behind balancer.Server, reaching backends with its built-in forwarder
-// (no Transport given) or an http.Transport. Every proxy test runs in each.
+// behind balancer.Server (a goroutine per connection, or its event loop),
+// reaching backends with its built-in forwarder (no Transport given) or an
+// http.Transport. Every proxy test runs in each.
 type setup struct {
 	name      string
 	transport func() http.RoundTripper
 	server    bool // behind balancer.Server
+	loop      bool // with ServerOptions.EventLoop
 }
 
 var setups = []setup{
-	{"direct", func() http.RoundTripper { return nil }, false},
-	{"transport", func() http.RoundTripper { return balancer.NewTransport() }, false},
-	{"server/direct", func() http.RoundTripper { return nil }, true},
-	{"server/transport", func() http.RoundTripper { return balancer.NewTransport() }, true},
+	{"direct", func() http.RoundTripper { return nil }, false, false},
+	{"transport", func() http.RoundTripper { return balancer.NewTransport() }, false, false},
+	{"server/direct", func() http.RoundTripper { return nil }, true, false},
+	{"server/transport", func() http.RoundTripper { return balancer.NewTransport() }, true, false},
+	{"loop/direct", func() http.RoundTripper { return nil }, true, true},
 }
 
 type proxyEnv struct {
@@ -133,7 +136,7 @@ func newProxyEnv(t *testing.T, su setup, bopts balancer.Options, popts balancer.
 		e.url, e.client = srv.URL, srv.Client()
 		return e
 	}
-	e.url = serveFront(t, e.proxy, nil)
+	e.url, _ = startFront(t, e.proxy, balancer.ServerOptions{EventLoop: su.loop})
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	e.client = &http.Client{Transport: tr}

@@ -65,6 +65,20 @@ type ServerOptions struct {
 	// instead, on an answer. 0 closes idle connections at once, as
 	// http.Server.Shutdown does.
 	LameDuck time.Duration
+	// EventLoop serves the fast path from one epoll event loop per
+	// GOMAXPROCS on Linux, client and upstream connections of a request
+	// on the same loop, instead of a goroutine per connection: about
+	// NGINX's CPU per request instead of 1.4x it (BENCHMARKS.md, issue
+	// 23). The loop takes the common exchange only — a fast-path request,
+	// an http:// backend named by IP address, an answer of HTTP/1.1 with
+	// one Content-Length within the Proxy's MaxResponseBody; at anything
+	// else the connection leaves the loop for the goroutine path with the
+	// request unanswered, which serves it (sending it again when the
+	// answer was the unusual part: a lint is idempotent). Its timeouts
+	// are checked every 100 ms. It needs the Proxy's built-in forwarder
+	// (no ProxyOptions.Transport); elsewhere than Linux, and for a
+	// listener other than TCP, it is not used.
+	EventLoop bool
 }
 
 // Server serves a Proxy's public API over HTTP/1.1, without net/http's
@@ -110,6 +124,13 @@ func NewServer(p *Proxy, opts ServerOptions) (*Server, error) {
 	if fallback == nil {
 		fallback = p
 	}
+	var router h1.Router
+	if opts.EventLoop {
+		if !p.direct {
+			return nil, errors.New("balancer: ServerOptions.EventLoop needs the Proxy's built-in forwarder (no ProxyOptions.Transport)")
+		}
+		router = loopRouter{p}
+	}
 	h, err := h1.NewServer(h1.ServerOptions{
 		Fast:              p.serve,
 		Prefix:            "/lint/",
@@ -121,6 +142,7 @@ func NewServer(p *Proxy, opts ServerOptions) (*Server, error) {
 		ReadTimeout:       opts.ReadTimeout,
 		Logger:            opts.Logger,
 		LameDuck:          opts.LameDuck,
+		Router:            router,
 	})
 	if err != nil {
 		return nil, err

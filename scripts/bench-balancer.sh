@@ -22,6 +22,9 @@
 #   BASE_REV=<git revision>: also run examples/loadbalancer as of that
 #   revision ("base", built from git archive) in the same rounds, and print
 #   the ratios ours/base: an A/B of a change in one run.
+#   OURS_FLAGS, BASE_FLAGS: extra flags of examples/loadbalancer for ours
+#   and base (e.g. OURS_FLAGS=-event-loop BASE_REV=HEAD: the event loop
+#   against the goroutine path of the same build).
 # Needs go, nginx, haproxy, wrk and curl in PATH; with INSTALL=1 it installs
 # the missing Debian packages (apt-get install nginx-light haproxy wrk curl),
 # else it says so and stops.
@@ -120,9 +123,10 @@ admin() { # PORT PATH BODY
 	curl -fsS -X POST -H 'Content-Type: application/json' -d "$3" "http://127.0.0.1:$1$2" >/dev/null ||
 		die "admin call $2 on :$1 failed"
 }
-start_lb() { # BINARY PORT
-	echo "== starting $1 (GOMAXPROCS=$PROCS GOGC=$LB_GOGC) on :$2"
-	GOMAXPROCS=$PROCS GOGC=$LB_GOGC FLEETKIT_SECRET_KEY=$SECRET "$1" -addr "127.0.0.1:$2" -admin-addr "127.0.0.1:$(($2 + 100))" 2>"$1.log" &
+start_lb() { # BINARY PORT FLAGS
+	echo "== starting $1 $3 (GOMAXPROCS=$PROCS GOGC=$LB_GOGC) on :$2"
+	# shellcheck disable=SC2086 # FLAGS are words
+	GOMAXPROCS=$PROCS GOGC=$LB_GOGC FLEETKIT_SECRET_KEY=$SECRET "$1" -addr "127.0.0.1:$2" -admin-addr "127.0.0.1:$(($2 + 100))" $3 2>"$1.log" &
 	PIDS+=($!)
 	echo $! >"$1.pid"
 	wait_port "$2"
@@ -132,8 +136,8 @@ start_lb() { # BINARY PORT
 	done
 	admin "$2" /ratio "{\"lang\":\"python\",\"versionRatio\":{\"1.0\":60,\"2.0\":40},\"secretKey\":\"$SECRET\"}"
 }
-start_lb "$TMP/loadbalancer" "$LB_PORT"
-if [ -n "$BASE_REV" ]; then start_lb "$TMP/loadbalancer-base" "$OLD_PORT"; fi
+start_lb "$TMP/loadbalancer" "$LB_PORT" "${OURS_FLAGS:-}"
+if [ -n "$BASE_REV" ]; then start_lb "$TMP/loadbalancer-base" "$OLD_PORT" "${BASE_FLAGS:-}"; fi
 
 start_nginx() {
 	echo "== starting nginx ($(nginx -v 2>&1 | sed 's/.*: //'), worker_processes $PROCS) on :$NGINX_PORT"

@@ -338,41 +338,8 @@ func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 		return nil, false
 	}
 	head := string(buf[:end+2]) // every line ends in CRLF
-	line, rest, _ := strings.Cut(head, "\r\n")
-	// "HTTP/1.1 200 OK" (the reason may be empty or missing).
-	if len(line) < 12 || line[:9] != "HTTP/1.1 " || (len(line) > 12 && line[12] != ' ') {
-		return nil, false
-	}
-	for i := 12; i < len(line); i++ {
-		if c := line[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return nil, false // a bare CR or LF ends a line for net/http
-		}
-	}
-	code := 0
-	for _, d := range []byte(line[9:12]) {
-		if d < '0' || d > '9' {
-			return nil, false
-		}
-		code = code*10 + int(d-'0')
-	}
-	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
-		return nil, false
-	}
-	cl := int64(-1)
-	h, ok := parseHeaderLines(nil, rest, func(k, v string) bool {
-		switch k {
-		case "Connection", "Transfer-Encoding", "Trailer":
-			return false
-		case "Content-Length":
-			n, ok := parseLength(v)
-			if cl >= 0 || !ok {
-				return false
-			}
-			cl = n
-		}
-		return true
-	})
-	if !ok || cl < 0 {
+	code, h, cl, chunked, ok := parseAnswerHead(nil, head)
+	if !ok || chunked {
 		return nil, false
 	}
 	_, _ = br.Discard(end + 4)
@@ -388,6 +355,55 @@ func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 	}, true
 }
 
+// parseAnswerHead parses head, an answer's head up to its last CRLF, if it
+// has the common shape readAnswerFast takes, into its status, headers (in
+// space's storage, or new with nil) and Content-Length; or, with chunked,
+// the same shape framed by "Transfer-Encoding: chunked" alone (cl -1).
+func parseAnswerHead(space *headerSpace, head string) (code int, h http.Header, cl int64, chunked, ok bool) {
+	line, rest, _ := strings.Cut(head, "\r\n")
+	// "HTTP/1.1 200 OK" (the reason may be empty or missing).
+	if len(line) < 12 || line[:9] != "HTTP/1.1 " || (len(line) > 12 && line[12] != ' ') {
+		return 0, nil, 0, false, false
+	}
+	for i := 12; i < len(line); i++ {
+		if c := line[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return 0, nil, 0, false, false // a bare CR or LF ends a line for net/http
+		}
+	}
+	for _, d := range []byte(line[9:12]) {
+		if d < '0' || d > '9' {
+			return 0, nil, 0, false, false
+		}
+		code = code*10 + int(d-'0')
+	}
+	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
+		return 0, nil, 0, false, false
+	}
+	cl = -1
+	h, ok = parseHeaderLines(space, rest, func(k, v string) bool {
+		switch k {
+		case "Connection", "Trailer":
+			return false
+		case "Transfer-Encoding":
+			if chunked || v != "chunked" {
+				return false
+			}
+			chunked = true
+		case "Content-Length":
+			n, ok := parseLength(v)
+			if cl >= 0 || !ok {
+				return false
+			}
+			cl = n
+		}
+		return true
+	})
+	if !ok || (cl < 0) == !chunked {
+		return 0, nil, 0, false, false // neither framing, or both
+	}
+	return code, h, cl, chunked, true
+}
+
 // line9 returns the status of the status line at the start of head:
 // "200 OK" of "HTTP/1.1 200 OK\r\n...".
 func line9(head string) string {
@@ -397,31 +413,51 @@ func line9(head string) string {
 
 // writeRequest writes req to w: its head, then its body.
 func writeRequest(w *bufio.Writer, req *Request) {
-	w.WriteString("POST ")
-	w.WriteString(req.Path)
+	w.Write(appendRequestHead(w.AvailableBuffer(), req))
+	w.Write(req.Body)
+}
+
+// appendRequestHead appends req's head to dst: the request line, Host,
+// req's headers minus Host, Content-Length, the hop-by-hop ones and those
+// a Connection header names, and the body's Content-Length.
+func appendRequestHead(dst []byte, req *Request) []byte {
+	dst = append(dst, "POST "...)
+	dst = append(dst, req.Path...)
 	if req.Query != "" {
-		w.WriteByte('?')
-		w.WriteString(req.Query)
+		dst = append(dst, '?')
+		dst = append(dst, req.Query...)
 	}
-	w.WriteString(" HTTP/1.1\r\nHost: ")
-	w.WriteString(req.Host)
-	w.WriteString("\r\n")
+	dst = append(dst, " HTTP/1.1\r\nHost: "...)
+	dst = append(dst, req.Host...)
+	dst = append(dst, "\r\n"...)
+	connection := req.Header["Connection"]
 	for k, vv := range req.Header {
-		if k == "Host" || k == "Content-Length" || IsHopHeader(k) {
+		if k == "Host" || k == "Content-Length" || IsHopHeader(k) || (connection != nil && namedIn(connection, k)) {
 			continue
 		}
 		for _, v := range vv { // none for a nil marker such as Idempotency-Key
 			// Header values parsed by net/http hold no CR or LF.
-			w.WriteString(k)
-			w.WriteString(": ")
-			w.WriteString(v)
-			w.WriteString("\r\n")
+			dst = append(dst, k...)
+			dst = append(dst, ": "...)
+			dst = append(dst, v...)
+			dst = append(dst, "\r\n"...)
 		}
 	}
-	w.WriteString("Content-Length: ")
-	w.Write(strconv.AppendInt(w.AvailableBuffer(), int64(len(req.Body)), 10)) // no allocation
-	w.WriteString("\r\n\r\n")
-	w.Write(req.Body)
+	dst = append(dst, "Content-Length: "...)
+	dst = strconv.AppendInt(dst, int64(len(req.Body)), 10)
+	return append(dst, "\r\n\r\n"...)
+}
+
+// namedIn reports whether the Connection header values name header k.
+func namedIn(connection []string, k string) bool {
+	for _, v := range connection {
+		for f := range strings.SplitSeq(v, ",") {
+			if http.CanonicalHeaderKey(strings.TrimSpace(f)) == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isStale(err error) bool {

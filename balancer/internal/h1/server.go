@@ -69,6 +69,11 @@ type ServerOptions struct {
 	// Fallback serves every request the fast path does not take.
 	Fallback http.Handler
 
+	// Router, when set, serves the fast path from event loops on Linux
+	// (see loop.go); elsewhere, and for a listener other than TCP, it is
+	// not used.
+	Router Router
+
 	HTTP                                        *http.Server
 	ReadHeaderTimeout, IdleTimeout, ReadTimeout time.Duration
 	Logger                                      *slog.Logger
@@ -88,6 +93,7 @@ type Server struct {
 	readHeaderTimeout time.Duration
 	readTimeout       time.Duration
 	lameDuck          time.Duration
+	router            Router
 
 	handoff     *handoffListener
 	serveHTTP   sync.Once
@@ -102,7 +108,11 @@ type Server struct {
 	conns     map[*fastConn]struct{}
 	// lameUntil is when the lame-duck time after Shutdown ends.
 	lameUntil time.Time
-	connsWG   sync.WaitGroup
+	// wakers make each event loop look at inShutdown and ctx;
+	// loopClients count each one's client connections.
+	wakers      []func()
+	loopClients []func() int32
+	connsWG     sync.WaitGroup
 }
 
 // NewServer returns a Server.
@@ -120,6 +130,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		http:      opts.HTTP,
 		logger:    opts.Logger,
 		lameDuck:  opts.LameDuck,
+		router:    opts.Router,
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*fastConn]struct{}{},
 	}
@@ -155,15 +166,15 @@ func positive(d time.Duration) time.Duration { return max(d, 0) }
 // Shutdown is called; it then returns http.ErrServerClosed. ln is closed
 // when Serve returns.
 func (s *Server) Serve(ln net.Listener) error {
+	if ok, err := s.serveLoops(ln); ok {
+		return err
+	}
 	if !s.track(ln) {
 		_ = ln.Close()
 		return http.ErrServerClosed
 	}
 	defer s.untrack(ln)
-	s.serveHTTP.Do(func() {
-		// It returns when the handoff listener closes (Shutdown, Close).
-		go func() { _ = s.http.Serve(s.handoff) }()
-	})
+	s.startHTTP()
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -189,6 +200,26 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
+// LoopClients returns how many client connections the event loops hold
+// (for tests).
+func (s *Server) LoopClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, f := range s.loopClients {
+		n += int(f())
+	}
+	return n
+}
+
+// startHTTP starts the net/http server of the connections handed off.
+func (s *Server) startHTTP() {
+	s.serveHTTP.Do(func() {
+		// It returns when the handoff listener closes (Shutdown, Close).
+		go func() { _ = s.http.Serve(s.handoff) }()
+	})
+}
+
 // Shutdown stops accepting connections, closes idle ones (after the
 // LameDuck time, in which each may bring one more request, answered with
 // "Connection: close"), and waits until the requests in flight are
@@ -206,6 +237,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	for c := range s.conns {
 		c.closeIfIdle()
+	}
+	for _, wake := range s.wakers {
+		wake()
 	}
 	s.mu.Unlock()
 	s.handoff.Close()
@@ -236,6 +270,9 @@ func (s *Server) Close() error {
 	}
 	for c := range s.conns {
 		_ = c.nc.Close()
+	}
+	for _, wake := range s.wakers {
+		wake()
 	}
 	s.mu.Unlock()
 	s.handoff.Close()
@@ -643,46 +680,52 @@ func (w *fastWriter) writeTo(bw *bufio.Writer) {
 	bw.Write(w.body)
 }
 
-// writeHead writes the status line and headers: Content-Length of length,
-// Date and Content-Type (sniffed from sniff) added when missing, as
-// net/http does.
+// writeHead writes the answer's head (see appendHead) with a
+// Content-Length of length.
 func (w *fastWriter) writeHead(bw *bufio.Writer, length int64, sniff []byte) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	bw.WriteString("HTTP/1.1 ")
-	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(w.code), 10)) // no allocation
-	bw.WriteByte(' ')
-	bw.WriteString(http.StatusText(w.code))
-	bw.WriteString("\r\n")
-	for k, vv := range w.header {
-		switch k {
-		case "Content-Length", "Connection", "Transfer-Encoding":
+	bw.Write(appendHead(bw.AvailableBuffer(), w.code, w.header, length, sniff, w.closing))
+}
+
+// appendHead appends an answer's status line and headers to dst: header
+// minus Content-Length and the hop-by-hop ones, Date and Content-Type
+// (sniffed from sniff) added when missing, as net/http does, "Connection:
+// close" when closing, and a Content-Length of length.
+func appendHead(dst []byte, code int, header http.Header, length int64, sniff []byte, closing bool) []byte {
+	dst = append(dst, "HTTP/1.1 "...)
+	dst = strconv.AppendInt(dst, int64(code), 10)
+	dst = append(dst, ' ')
+	dst = append(dst, http.StatusText(code)...)
+	dst = append(dst, "\r\n"...)
+	for k, vv := range header {
+		if k == "Content-Length" || IsHopHeader(k) {
 			continue
 		}
 		for _, v := range vv {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-			bw.WriteString("\r\n")
+			dst = append(dst, k...)
+			dst = append(dst, ": "...)
+			dst = append(dst, v...)
+			dst = append(dst, "\r\n"...)
 		}
 	}
-	if _, ok := w.header["Date"]; !ok {
-		bw.WriteString("Date: ")
-		bw.WriteString(httpDate())
-		bw.WriteString("\r\n")
+	if _, ok := header["Date"]; !ok {
+		dst = append(dst, "Date: "...)
+		dst = append(dst, httpDate()...)
+		dst = append(dst, "\r\n"...)
 	}
-	if _, ok := w.header["Content-Type"]; !ok && len(sniff) > 0 {
-		bw.WriteString("Content-Type: ")
-		bw.WriteString(http.DetectContentType(sniff))
-		bw.WriteString("\r\n")
+	if _, ok := header["Content-Type"]; !ok && len(sniff) > 0 {
+		dst = append(dst, "Content-Type: "...)
+		dst = append(dst, http.DetectContentType(sniff)...)
+		dst = append(dst, "\r\n"...)
 	}
-	if w.closing {
-		bw.WriteString("Connection: close\r\n")
+	if closing {
+		dst = append(dst, "Connection: close\r\n"...)
 	}
-	bw.WriteString("Content-Length: ")
-	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), length, 10))
-	bw.WriteString("\r\n\r\n")
+	dst = append(dst, "Content-Length: "...)
+	dst = strconv.AppendInt(dst, length, 10)
+	return append(dst, "\r\n\r\n"...)
 }
 
 // dateCache holds the Date header value of the current second.

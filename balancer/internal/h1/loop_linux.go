@@ -1,0 +1,1175 @@
+//go:build linux
+
+package h1
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+const (
+	// loopScanEvery is how often a loop looks for passed deadlines: the
+	// timeouts of the loop are this coarse.
+	loopScanEvery = 100 * time.Millisecond
+	// upIdleTimeout closes an upstream connection idle this long.
+	upIdleTimeout = 90 * time.Second
+	// loopReadChunk is the least free space a read is given.
+	loopReadChunk = 16 << 10
+	// answerHeadMax bounds an upstream answer's head in the loop; a larger
+	// one goes to the goroutine path.
+	answerHeadMax = 64 << 10
+	// keepBufAbove: a buffer grown past this for a rare large request or
+	// answer is let go once it is done with.
+	keepBufAbove = 256 << 10
+
+	epollET        = 1 << 31
+	epollExclusive = 1 << 28
+	// connEvents: every connection is watched for both directions, edge
+	// triggered, once for its life.
+	connEvents = syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET
+)
+
+// serveLoops serves ln from event loops when the Server has a Router; ok
+// is false when it does not (or ln is not TCP), and Serve then serves ln
+// itself.
+func (s *Server) serveLoops(ln net.Listener) (ok bool, err error) {
+	tl, isTCP := ln.(*net.TCPListener)
+	if s.router == nil || !isTCP {
+		return false, nil
+	}
+	if !s.track(ln) {
+		_ = ln.Close()
+		return true, http.ErrServerClosed
+	}
+	defer s.untrack(ln)
+	s.startHTTP()
+	rc, err := tl.SyscallConn()
+	if err != nil {
+		return true, err
+	}
+	var loops []*evLoop
+	for range runtime.GOMAXPROCS(0) {
+		// Each loop accepts on a descriptor of its own, so that each closes
+		// its own at Shutdown.
+		lfd, derr := -1, error(nil)
+		if cerr := rc.Control(func(fd uintptr) { lfd, derr = dupCloexec(int(fd)) }); cerr != nil {
+			derr = cerr
+		}
+		var l *evLoop
+		if derr == nil {
+			if l, derr = newLoop(s, lfd); derr != nil {
+				_ = syscall.Close(lfd)
+			}
+		}
+		if derr != nil {
+			for _, l := range loops {
+				_ = syscall.Close(l.lfd)
+				l.closeFDs()
+			}
+			return true, fmt.Errorf("h1: event loop: %w", derr)
+		}
+		loops = append(loops, l)
+	}
+	for _, l := range loops {
+		for _, o := range loops {
+			if o != l {
+				l.peers = append(l.peers, o)
+			}
+		}
+	}
+	var listening sync.WaitGroup
+	s.mu.Lock()
+	for _, l := range loops {
+		s.wakers = append(s.wakers, l.wakeUp)
+		s.loopClients = append(s.loopClients, l.nclients.Load)
+		s.connsWG.Add(1)
+		listening.Add(1)
+		go l.run(&listening)
+	}
+	s.mu.Unlock()
+	// Serve returns once every loop stopped accepting; the loops go on
+	// until their connections are done (Shutdown waits for them).
+	listening.Wait()
+	return true, http.ErrServerClosed
+}
+
+// The loop's descriptors are non-blocking, so its reads, writes and polls
+// without a timeout return at once: they are made as raw system calls,
+// without telling the scheduler (entersyscall, exitsyscall), which would
+// otherwise take the P of a thread "in a system call" and make it find
+// one again afterwards, on every call.
+
+func rawRead(fd int, p []byte) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, p []byte) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(n), nil
+}
+
+// pollNow returns the events that are ready, without waiting.
+func pollNow(ep int, evs []syscall.EpollEvent) (int, error) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+func dupCloexec(fd int) (int, error) {
+	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(nfd), nil
+}
+
+// evLoop is one event loop: its clients and their upstream connections.
+type evLoop struct {
+	s      *Server
+	r      Router
+	ep     int
+	lfd    int // the listener; -1 once closed
+	wakeR  int // the read end of the pipe wakeUp writes to
+	wakeW  int
+	lnDone func()
+	// clients and ups are the loop's connections by descriptor.
+	clients  []*loopConn
+	ups      []*loopUp
+	nclients atomic.Int32 // read by the other loops (leastBusy)
+	// peers are the Server's other loops; inbox the connections they
+	// accepted for this one (under inboxMu, with stopped: the loop is done).
+	peers   []*evLoop
+	inboxMu sync.Mutex
+	inbox   []int
+	stopped bool
+	// idle holds the idle upstream connections by Route.Key, last used
+	// last.
+	idle map[any][]*loopUp
+	// acceptPausedUntil: accept failed for want of descriptors; the
+	// listener is left alone until then.
+	acceptPausedUntil time.Time
+	now               time.Time
+	nextScan          time.Time
+	maxIn             int
+	timeout           time.Duration
+	maxBuffered       int64
+	shutdownSeen      bool
+	w                 loopWriter
+	// chunkBuf holds a chunked answer's data while it is passed on.
+	chunkBuf []byte
+	// epf is the epoll descriptor on the runtime's poller, through epRC;
+	// stopTick stops the goroutine that wakes the loop for scan.
+	epf      *os.File
+	epRC     syscall.RawConn
+	stopTick chan struct{}
+}
+
+// loopConn is a client connection on the loop.
+type loopConn struct {
+	fd  int
+	in  []byte // read and not yet consumed
+	out []byte // the answer being written, from off
+	off int
+	hdr headerSpace
+	// first: no request came yet; started: when the head of the request
+	// under way began (zero while waiting for one); deadline: when the wait
+	// for the client ends (zero while an attempt is in flight).
+	first    bool
+	started  time.Time
+	deadline time.Time
+	// req is the request under way, taking reqLen bytes of in.
+	req    fastRequest
+	reqLen int
+	// busy: an upstream attempt is in flight on up (to rt, since attStart
+	// with its deadline; dialDeadline while connecting).
+	busy         bool
+	up           *loopUp
+	rt           Route
+	tried        []any
+	attempt      int
+	attDeadline  time.Time
+	dialDeadline time.Time
+	// closing: close once out is written; eof: the client closed its
+	// side; readPending: bytes may be left unread (in was full); lameUsed:
+	// it brought its one request after Shutdown (see LameDuck).
+	closing, eof, readPending, lameUsed bool
+}
+
+// loopUp is an upstream connection on the loop.
+type loopUp struct {
+	fd  int
+	key any
+	c   *loopConn // the client whose request it carries; nil when idle
+	in  []byte
+	out []byte // the request, written from off
+	off int
+	hdr headerSpace
+	// connecting: the connect is under way; reused: it carried an answer
+	// before; idleSince: when it went idle.
+	connecting, reused bool
+	idleSince          time.Time
+}
+
+func newLoop(s *Server, lfd int) (*evLoop, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+		_ = syscall.Close(ep)
+		return nil, err
+	}
+	l := &evLoop{
+		s: s, r: s.router, ep: ep, lfd: lfd, wakeR: p[0], wakeW: p[1],
+		idle:        map[any][]*loopUp{},
+		maxIn:       fastHeadMax + int(s.maxBody),
+		timeout:     s.router.Timeout(),
+		maxBuffered: s.router.MaxBuffered(),
+	}
+	err = errors.Join(
+		syscall.SetNonblock(lfd, true),
+		syscall.SetNonblock(ep, true),
+		syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, lfd, &syscall.EpollEvent{Events: syscall.EPOLLIN | epollExclusive, Fd: int32(lfd)}),
+		syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, p[0], &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(p[0])}))
+	if err != nil {
+		l.closeFDs()
+		return nil, err
+	}
+	// Non-blocking, the descriptor goes on the runtime's poller.
+	l.epf = os.NewFile(uintptr(ep), "epoll")
+	if l.epRC, err = l.epf.SyscallConn(); err != nil {
+		l.closeFDs()
+		return nil, err
+	}
+	l.stopTick = make(chan struct{})
+	go l.tick()
+	return l, nil
+}
+
+// tick wakes the loop every loopScanEvery, for its deadlines.
+func (l *evLoop) tick() {
+	t := time.NewTicker(loopScanEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			l.wakeUp()
+		case <-l.stopTick:
+			return
+		}
+	}
+}
+
+// wakeUp makes the loop look at the Server's state (Shutdown, Close).
+func (l *evLoop) wakeUp() { _, _ = syscall.Write(l.wakeW, []byte{1}) }
+
+func (l *evLoop) closeFDs() {
+	if l.stopTick != nil {
+		close(l.stopTick)
+	}
+	if l.epf != nil {
+		_ = l.epf.Close()
+	} else {
+		_ = syscall.Close(l.ep)
+	}
+	_ = syscall.Close(l.wakeR)
+	_ = syscall.Close(l.wakeW)
+}
+
+func (l *evLoop) run(listening *sync.WaitGroup) {
+	l.lnDone = sync.OnceFunc(listening.Done)
+	defer func() {
+		l.inboxMu.Lock()
+		l.stopped = true
+		for _, fd := range l.inbox {
+			_ = syscall.Close(fd)
+		}
+		l.inbox = nil
+		l.inboxMu.Unlock()
+		l.closeListener()
+		l.closeFDs()
+		l.s.connsWG.Done()
+	}()
+	evs := make([]syscall.EpollEvent, 128)
+	for {
+		if l.s.inShutdown.Load() && l.shutdown() {
+			return
+		}
+		// The loop never blocks in a system call: with every P's thread
+		// in epoll_wait, the runtime's monitor would take the Ps back and
+		// poll every 20 µs (15 % of the CPU, measured). When no event is
+		// ready the goroutine waits on the runtime's poller instead, for
+		// the loop's epoll descriptor to become readable.
+		var n int
+		var err error
+		if rerr := l.epRC.Read(func(uintptr) bool {
+			n, err = pollNow(l.ep, evs)
+			return n != 0 || err != nil
+		}); rerr != nil {
+			err = rerr
+		}
+		if err != nil && err != syscall.EINTR {
+			l.s.logger.Error("h1: event loop: epoll_wait failed; closing its connections", "err", err)
+			l.closeAll()
+			return
+		}
+		l.now = time.Now()
+		for _, ev := range evs[:max(n, 0)] {
+			l.dispatch(int(ev.Fd), ev.Events)
+		}
+		if !l.now.Before(l.nextScan) {
+			l.scan()
+			l.nextScan = l.now.Add(loopScanEvery)
+		}
+	}
+}
+
+// dispatch handles one event. The events only say what to try: what the
+// reads and writes find decides (a descriptor closed and reused within one
+// batch may get another's event).
+func (l *evLoop) dispatch(fd int, ev uint32) {
+	defer func() {
+		if v := recover(); v != nil {
+			l.s.logger.Error("h1: event loop: panic; connection closed", "panic", v)
+			if c := l.client(fd); c != nil {
+				l.abort(c, ClientGone, fmt.Errorf("panic: %v", v))
+			} else if u := l.up(fd); u != nil {
+				if u.c != nil {
+					l.abort(u.c, ClientGone, fmt.Errorf("panic: %v", v))
+				} else {
+					l.closeUp(u)
+				}
+			}
+		}
+	}()
+	switch {
+	case fd == l.lfd:
+		l.accept()
+	case fd == l.wakeR:
+		var b [64]byte
+		for {
+			if n, _ := syscall.Read(l.wakeR, b[:]); n < len(b) {
+				break
+			}
+		}
+		l.takeInbox()
+	default:
+		if c := l.client(fd); c != nil {
+			l.onClient(c, ev)
+		} else if u := l.up(fd); u != nil {
+			c := u.c
+			l.onUp(u, ev)
+			if c != nil {
+				l.next(c) // the answer is out: the next request, if any
+			}
+		}
+	}
+}
+
+func (l *evLoop) client(fd int) *loopConn {
+	if fd < len(l.clients) {
+		return l.clients[fd]
+	}
+	return nil
+}
+
+func (l *evLoop) up(fd int) *loopUp {
+	if fd < len(l.ups) {
+		return l.ups[fd]
+	}
+	return nil
+}
+
+func setAt[T any](s *[]*T, fd int, v *T) {
+	if fd >= len(*s) {
+		*s = append(*s, make([]*T, fd+1-len(*s)+len(*s)/2)...)
+	}
+	(*s)[fd] = v
+}
+
+func (l *evLoop) accept() {
+	if l.lfd < 0 || l.now.Before(l.acceptPausedUntil) {
+		return
+	}
+	for range 64 {
+		fd, _, err := syscall.Accept4(l.lfd, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
+		switch err {
+		case nil:
+		case syscall.EAGAIN, syscall.ECONNABORTED, syscall.EINTR:
+			return
+		default:
+			// Out of descriptors and the like: leave the listener alone for
+			// a while, as net/http does, instead of spinning on it.
+			_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, l.lfd, nil)
+			l.acceptPausedUntil = l.now.Add(loopScanEvery)
+			return
+		}
+		_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+		// The loop that woke is not always the least busy: the new
+		// connection goes to the loop with the fewest, so that no loop
+		// holds more than its share (a loop with a third more clients
+		// than the other showed in the tail latency).
+		if to := l.leastBusy(); to != l {
+			to.give(fd)
+			continue
+		}
+		l.adopt(fd)
+	}
+}
+
+// adopt serves the new client connection fd.
+func (l *evLoop) adopt(fd int) {
+	c := &loopConn{fd: fd, first: true, deadline: l.now.Add(l.s.readHeaderTimeout)}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: connEvents, Fd: int32(fd)}); err != nil {
+		_ = syscall.Close(fd)
+		return
+	}
+	setAt(&l.clients, fd, c)
+	l.nclients.Add(1)
+}
+
+// leastBusy returns the loop with the fewest clients, l unless another has
+// at least two fewer.
+func (l *evLoop) leastBusy() *evLoop {
+	best, fewest := l, l.nclients.Load()-1
+	for _, o := range l.peers {
+		if n := o.nclients.Load(); n < fewest {
+			best, fewest = o, n
+		}
+	}
+	return best
+}
+
+// give hands the accepted connection fd to l, from another loop.
+func (l *evLoop) give(fd int) {
+	l.inboxMu.Lock()
+	if l.stopped {
+		l.inboxMu.Unlock()
+		_ = syscall.Close(fd)
+		return
+	}
+	l.inbox = append(l.inbox, fd)
+	l.nclients.Add(1) // counted now, so that the next accept sees it
+	l.inboxMu.Unlock()
+	l.wakeUp()
+}
+
+// takeInbox adopts the connections other loops gave l.
+func (l *evLoop) takeInbox() {
+	l.inboxMu.Lock()
+	fds := l.inbox
+	l.inbox = nil
+	l.inboxMu.Unlock()
+	for _, fd := range fds {
+		l.nclients.Add(-1)
+		if l.s.inShutdown.Load() {
+			_ = syscall.Close(fd)
+			continue
+		}
+		l.adopt(fd)
+	}
+}
+
+func (l *evLoop) onClient(c *loopConn, ev uint32) {
+	if ev&syscall.EPOLLOUT != 0 && c.off < len(c.out) && !l.flush(c) {
+		return
+	}
+	if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && !l.readClient(c, ev&hangup != 0) {
+		return
+	}
+	l.next(c)
+}
+
+// hangup: the peer closed its side (or the connection failed). The close
+// comes once, with the event of the last bytes if they came together: then
+// a short read does not mean all was read.
+const hangup = syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR
+
+// readClient reads what the client sent, up to maxIn bytes buffered,
+// until a short read unless drain (then until EAGAIN or the end). It
+// reports false when the connection was closed.
+func (l *evLoop) readClient(c *loopConn, drain bool) bool {
+	for {
+		if len(c.in) >= l.maxIn {
+			c.readPending = true
+			return true
+		}
+		c.readPending = false
+		if cap(c.in)-len(c.in) < loopReadChunk {
+			c.in = append(c.in[:cap(c.in)], make([]byte, max(loopReadChunk, cap(c.in)))...)[:len(c.in)]
+		}
+		space := c.in[len(c.in):cap(c.in)]
+		n, err := rawRead(c.fd, space)
+		switch {
+		case n > 0:
+			c.in = c.in[:len(c.in)+n]
+			if n < len(space) && !drain {
+				return true // a short read: nothing more is there now
+			}
+			continue
+		case err == syscall.EAGAIN:
+			return true
+		case err == syscall.EINTR:
+			continue
+		}
+		// The client closed its side (or the connection failed): a request
+		// in flight is cut short; a whole one still buffered is answered.
+		c.eof = true
+		if c.busy {
+			l.abort(c, ClientGone, errors.New("the client closed the connection"))
+			return false
+		}
+		return true
+	}
+}
+
+// next serves what the client sent, request by request, while no attempt
+// is in flight and no answer is being written.
+func (l *evLoop) next(c *loopConn) {
+	for l.clients[c.fd] == c && !c.busy && c.off == len(c.out) {
+		if c.closing {
+			l.closeClient(c)
+			return
+		}
+		if c.readPending && !l.readClient(c, true) {
+			return
+		}
+		if len(c.in) == 0 {
+			l.waitRequest(c)
+			return
+		}
+		if c.started.IsZero() {
+			// A new request: after Shutdown only a lame-duck connection may
+			// bring one, answered with "Connection: close".
+			if l.s.inShutdown.Load() {
+				if l.s.lameDuck <= 0 || c.lameUsed {
+					l.closeClient(c)
+					return
+				}
+				c.lameUsed = true
+			}
+			c.started = l.now
+		}
+		i := bytes.Index(c.in, []byte("\r\n\r\n"))
+		if i < 0 {
+			if c.eof || !plausibleHead(c.in, l.s.prefix) || len(c.in) >= fastHeadMax {
+				l.detach(c)
+				return
+			}
+			c.deadline = c.started.Add(l.s.readHeaderTimeout)
+			return
+		}
+		if i+4 > fastHeadMax {
+			l.detach(c)
+			return
+		}
+		req, ok := parseHead(&c.hdr, c.in[:i+4], l.s.prefix, l.s.maxBody)
+		if !ok {
+			l.detach(c)
+			return
+		}
+		total := i + 4 + int(req.contentLength)
+		if len(c.in) < total {
+			if c.eof {
+				l.closeClient(c) // a client that stops mid-body gets no answer
+				return
+			}
+			c.deadline = c.started.Add(l.s.readTimeout)
+			return
+		}
+		c.req, c.reqLen, c.first = req, total, false
+		c.closing = req.close || c.eof || l.s.inShutdown.Load()
+		c.deadline = time.Time{}
+		l.begin(c)
+	}
+}
+
+// waitRequest sets the deadline for the next request, or closes an idle
+// connection after Shutdown.
+func (l *evLoop) waitRequest(c *loopConn) {
+	c.started = time.Time{}
+	switch {
+	case c.eof:
+		l.closeClient(c)
+	case l.s.inShutdown.Load():
+		if l.s.lameDuck <= 0 || c.lameUsed {
+			l.closeClient(c)
+			return
+		}
+		l.s.mu.Lock()
+		c.deadline = l.s.lameUntil
+		l.s.mu.Unlock()
+	case c.first:
+		// as set at accept: ReadHeaderTimeout from then
+	default:
+		c.deadline = l.now.Add(l.s.idleTimeout)
+	}
+}
+
+// begin starts the request parsed on c.
+func (l *evLoop) begin(c *loopConn) {
+	c.tried, c.attempt = c.tried[:0], 0
+	rt, ok := l.r.Pick(c.req.name)
+	if !ok {
+		l.fail(c, Route{}, ConnFailed)
+		return
+	}
+	l.send(c, rt, false)
+}
+
+// send starts an attempt on rt, over an idle connection unless fresh.
+func (l *evLoop) send(c *loopConn, rt Route, fresh bool) {
+	if !rt.Addr.IsValid() {
+		l.detach(c) // not an address the loop dials
+		return
+	}
+	c.busy, c.rt = true, rt
+	c.attDeadline = l.now.Add(l.timeout)
+	var u *loopUp
+	if !fresh {
+		u = l.popIdle(rt.Key)
+	}
+	if u == nil {
+		var err error
+		if u, err = l.dial(rt); err != nil {
+			l.connFailed(c, err)
+			return
+		}
+		c.dialDeadline = l.now.Add(min(dialTimeout, l.timeout))
+	}
+	u.c, c.up = c, u
+	req := Request{
+		Path:   rt.Path,
+		Query:  c.req.query,
+		Host:   rt.Host,
+		Header: c.req.header,
+		Body:   c.in[c.reqLen-int(c.req.contentLength) : c.reqLen],
+	}
+	u.out = append(appendRequestHead(u.out[:0], &req), req.Body...)
+	u.off = 0
+	if !u.connecting {
+		l.writeUp(u)
+	}
+}
+
+func (l *evLoop) popIdle(key any) *loopUp {
+	list := l.idle[key]
+	if len(list) == 0 {
+		return nil
+	}
+	u := list[len(list)-1]
+	list[len(list)-1] = nil
+	if len(list) == 1 {
+		delete(l.idle, key)
+	} else {
+		l.idle[key] = list[:len(list)-1]
+	}
+	return u
+}
+
+func (l *evLoop) dial(rt Route) (*loopUp, error) {
+	var sa syscall.Sockaddr
+	family := syscall.AF_INET
+	ip := rt.Addr.Addr()
+	if ip.Is4() || ip.Is4In6() {
+		sa = &syscall.SockaddrInet4{Port: int(rt.Addr.Port()), Addr: ip.Unmap().As4()}
+	} else {
+		family = syscall.AF_INET6
+		sa = &syscall.SockaddrInet6{Port: int(rt.Addr.Port()), Addr: ip.As16()}
+	}
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	err = syscall.Connect(fd, sa)
+	if err != nil && err != syscall.EINPROGRESS {
+		_ = syscall.Close(fd)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(rt.Addr), Err: os.NewSyscallError("connect", err)}
+	}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: connEvents, Fd: int32(fd)}); err != nil {
+		_ = syscall.Close(fd)
+		return nil, os.NewSyscallError("epoll_ctl", err)
+	}
+	u := &loopUp{fd: fd, key: rt.Key, connecting: err != nil}
+	setAt(&l.ups, fd, u)
+	return u, nil
+}
+
+// writeUp writes what is left of the request.
+func (l *evLoop) writeUp(u *loopUp) {
+	for u.off < len(u.out) {
+		n, err := rawWrite(u.fd, u.out[u.off:])
+		switch {
+		case n > 0:
+			u.off += n
+		case err == syscall.EINTR:
+		case err == syscall.EAGAIN:
+			return // the rest when epoll says it is writable
+		default:
+			l.upFailed(u, os.NewSyscallError("write", err))
+			return
+		}
+	}
+}
+
+func (l *evLoop) onUp(u *loopUp, ev uint32) {
+	if u.c == nil {
+		// Idle: bytes no request asked for, or a close, end it.
+		if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+			var b [1]byte
+			if n, err := syscall.Read(u.fd, b[:]); n != 0 || err != syscall.EAGAIN {
+				l.dropIdle(u)
+			}
+		}
+		return
+	}
+	if u.connecting {
+		if ev&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
+			return
+		}
+		errno, err := syscall.GetsockoptInt(u.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+		if err == nil && errno != 0 {
+			err = syscall.Errno(errno)
+		}
+		if err != nil {
+			l.connFailed(u.c, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", err)})
+			return
+		}
+		u.connecting = false
+		l.writeUp(u)
+		if u.c == nil {
+			return
+		}
+	} else if ev&syscall.EPOLLOUT != 0 && u.off < len(u.out) {
+		l.writeUp(u)
+		if u.c == nil {
+			return
+		}
+	}
+	if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+		l.readUp(u, ev&hangup != 0)
+	}
+}
+
+// readUp reads the answer (until a short read unless drain, see hangup)
+// and passes it on once it is whole.
+func (l *evLoop) readUp(u *loopUp, drain bool) {
+	var rerr error
+	for {
+		if cap(u.in)-len(u.in) < loopReadChunk {
+			u.in = append(u.in[:cap(u.in)], make([]byte, max(loopReadChunk, cap(u.in)))...)[:len(u.in)]
+		}
+		space := u.in[len(u.in):cap(u.in)]
+		n, err := rawRead(u.fd, space)
+		if n > 0 {
+			u.in = u.in[:len(u.in)+n]
+			if (n < len(space) && !drain) || int64(len(u.in)) > l.maxBuffered+answerHeadMax {
+				break
+			}
+			continue
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != syscall.EAGAIN {
+			rerr = err
+			if err == nil {
+				rerr = errEOF
+			}
+		}
+		break
+	}
+	end := bytes.Index(u.in, []byte("\r\n\r\n"))
+	if end < 0 {
+		switch {
+		case rerr != nil:
+			l.upFailed(u, rerr)
+		case len(u.in) > answerHeadMax:
+			l.fallback(u.c)
+		}
+		return
+	}
+	code, hdr, cl, chunked, ok := parseAnswerHead(&u.hdr, string(u.in[:end+2]))
+	if !ok || cl > l.maxBuffered {
+		// An answer of another shape (a 1xx first, no framing, too large to
+		// keep whole): the goroutine path does it all again.
+		l.fallback(u.c)
+		return
+	}
+	body := u.in[end+4:]
+	if chunked {
+		taken, _, done, ok := scanChunked(body, l.maxBuffered)
+		switch {
+		case !ok || (!done && int64(len(u.in)) > l.maxBuffered+answerHeadMax):
+			// Malformed, or framed in more bytes than the loop reads:
+			// the goroutine path does it again.
+			l.fallback(u.c)
+		case !done && rerr != nil:
+			l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
+		case done:
+			l.chunkBuf = appendChunked(l.chunkBuf[:0], body[:taken])
+			l.answer(u, code, hdr, l.chunkBuf, len(body) == taken && rerr == nil)
+			if cap(l.chunkBuf) > keepBufAbove {
+				l.chunkBuf = nil
+			}
+		}
+		return
+	}
+	if int64(len(body)) < cl {
+		if rerr != nil {
+			l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
+		}
+		return
+	}
+	l.answer(u, code, hdr, body[:cl], int64(len(body)) == cl && rerr == nil)
+}
+
+var errEOF = errors.New("EOF")
+
+// answer passes on u's whole answer to its client, and keeps u for the
+// next request when keep says nothing follows the answer.
+func (l *evLoop) answer(u *loopUp, code int, hdr http.Header, body []byte, keep bool) {
+	c := u.c
+	l.r.Answered(c.rt, code, c.started)
+	c.out = appendHead(c.out[:0], code, hdr, int64(len(body)), body, c.closing)
+	c.out = append(c.out, body...)
+	c.off = 0
+	l.release(u, keep)
+	l.done(c)
+	l.flush(c)
+}
+
+// done ends c's request: its bytes are consumed and no attempt is in flight.
+func (l *evLoop) done(c *loopConn) {
+	c.busy, c.up = false, nil
+	c.in = c.in[:copy(c.in, c.in[c.reqLen:])]
+	c.reqLen = 0
+	c.started = time.Time{}
+	if cap(c.in) > keepBufAbove && len(c.in) < loopReadChunk {
+		c.in = append([]byte(nil), c.in...)
+	}
+}
+
+// release ends u's part in a request: it goes idle when keep, else it closes.
+func (l *evLoop) release(u *loopUp, keep bool) {
+	u.c = nil
+	u.in, u.out, u.off = u.in[:0], u.out[:0], 0
+	if cap(u.in) > keepBufAbove {
+		u.in = nil
+	}
+	if cap(u.out) > keepBufAbove {
+		u.out = nil
+	}
+	if !keep || l.s.inShutdown.Load() {
+		l.closeUp(u)
+		return
+	}
+	u.reused, u.idleSince = true, l.now
+	l.idle[u.key] = append(l.idle[u.key], u)
+}
+
+// upFailed handles an upstream connection that failed with err before a
+// whole answer: on a reused connection that sent nothing back, the
+// upstream most likely closed it while idle, and the request goes again on
+// a fresh one; otherwise the attempt failed.
+func (l *evLoop) upFailed(u *loopUp, err error) {
+	c := u.c
+	if u.reused && len(u.in) == 0 && (err == errEOF || isStale(err)) {
+		l.closeUp(u)
+		c.up, c.busy = nil, false
+		l.send(c, c.rt, true)
+		return
+	}
+	l.connFailed(c, err)
+}
+
+// connFailed ends an attempt that failed to connect or to answer: it
+// counts against the upstream, and the request is retried on another
+// when the Router allows.
+func (l *evLoop) connFailed(c *loopConn, err error) {
+	rt := c.rt
+	if c.up != nil {
+		l.closeUp(c.up)
+	}
+	c.up, c.busy = nil, false
+	l.r.Failed(rt, ConnFailed, err)
+	c.tried = append(c.tried, rt.Key)
+	if next, ok := l.r.Retry(c.req.name, c.tried, c.attempt, c.started); ok {
+		c.attempt++
+		l.send(c, next, false)
+		return
+	}
+	l.fail(c, rt, ConnFailed)
+}
+
+// abort ends c's attempt (if any) as res, and c.
+func (l *evLoop) abort(c *loopConn, res Outcome, err error) {
+	if c.busy {
+		if c.up != nil {
+			l.closeUp(c.up)
+		}
+		c.up, c.busy = nil, false
+		l.r.Failed(c.rt, res, err)
+		l.w.reset()
+		l.r.Failure(&l.w, c.req.name, c.rt, res, c.started)
+	}
+	l.closeClient(c)
+}
+
+// fail answers c's request with the Router's failure answer.
+func (l *evLoop) fail(c *loopConn, rt Route, res Outcome) {
+	l.w.reset()
+	l.r.Failure(&l.w, c.req.name, rt, res, c.started)
+	code := l.w.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	c.out = appendHead(c.out[:0], code, l.w.header, int64(len(l.w.body)), l.w.body, c.closing)
+	c.out = append(c.out, l.w.body...)
+	c.off = 0
+	l.done(c)
+	l.flush(c) // next runs in the caller's loop
+}
+
+// flush writes what is left of c's answer; false when c was closed.
+func (l *evLoop) flush(c *loopConn) bool {
+	for c.off < len(c.out) {
+		n, err := rawWrite(c.fd, c.out[c.off:])
+		switch {
+		case n > 0:
+			c.off += n
+		case err == syscall.EINTR:
+		case err == syscall.EAGAIN:
+			// A client that does not read has ReadTimeout to take the rest.
+			c.deadline = l.now.Add(l.s.readTimeout)
+			return true
+		default:
+			l.closeClient(c)
+			return false
+		}
+	}
+	c.out, c.off = c.out[:0], 0
+	if cap(c.out) > keepBufAbove {
+		c.out = nil
+	}
+	c.deadline = time.Time{}
+	if c.closing {
+		l.closeClient(c)
+		return false
+	}
+	return true
+}
+
+// fallback sends c, whose attempt met an answer the loop does not pass on,
+// to the goroutine path: the attempt is dropped uncounted and the request
+// is served again there.
+func (l *evLoop) fallback(c *loopConn) {
+	if c.up != nil {
+		l.closeUp(c.up)
+	}
+	c.up, c.busy = nil, false
+	l.detach(c)
+}
+
+// detach moves c off the loop to the goroutine path (which hands it to
+// net/http when its request is of another shape), with every byte it sent
+// and the loop did not answer.
+func (l *evLoop) detach(c *loopConn) {
+	l.forget(c)
+	f := os.NewFile(uintptr(c.fd), "")
+	nc, err := net.FileConn(f) // a descriptor of its own, on the runtime's poller
+	_ = f.Close()
+	if err != nil {
+		return
+	}
+	fc := l.s.newConn(nc)
+	if fc == nil {
+		return
+	}
+	fc.cr.prefix = append([]byte(nil), c.in...)
+	go fc.serve()
+}
+
+// forget takes c off the loop without closing its descriptor.
+func (l *evLoop) forget(c *loopConn) {
+	_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
+	l.clients[c.fd] = nil
+	l.nclients.Add(-1)
+}
+
+func (l *evLoop) closeClient(c *loopConn) {
+	if c.up != nil {
+		l.closeUp(c.up)
+		c.up = nil
+	}
+	l.forget(c)
+	_ = syscall.Close(c.fd)
+}
+
+func (l *evLoop) closeUp(u *loopUp) {
+	l.ups[u.fd] = nil
+	_ = syscall.Close(u.fd) // also takes it out of the epoll set
+}
+
+// dropIdle closes the idle connection u.
+func (l *evLoop) dropIdle(u *loopUp) {
+	list := l.idle[u.key]
+	for i, v := range list {
+		if v == u {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(l.idle, u.key)
+	} else {
+		l.idle[u.key] = list
+	}
+	l.closeUp(u)
+}
+
+// scan acts on passed deadlines: attempts that took too long, clients that
+// kept the loop waiting, upstream connections idle too long.
+func (l *evLoop) scan() {
+	now := l.now
+	if !l.acceptPausedUntil.IsZero() && !now.Before(l.acceptPausedUntil) && l.lfd >= 0 {
+		l.acceptPausedUntil = time.Time{}
+		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, l.lfd, &syscall.EpollEvent{Events: syscall.EPOLLIN | epollExclusive, Fd: int32(l.lfd)})
+	}
+	for _, c := range l.clients {
+		switch {
+		case c == nil:
+		case c.busy && c.up != nil && c.up.connecting && now.After(c.dialDeadline) && now.Before(c.attDeadline):
+			l.connFailed(c, &net.OpError{Op: "dial", Net: "tcp", Err: errDialTimeout})
+			l.next(c)
+		case c.busy && now.After(c.attDeadline):
+			if c.up != nil {
+				l.closeUp(c.up)
+			}
+			c.up, c.busy = nil, false
+			err := errors.New("the attempt's deadline passed")
+			l.r.Failed(c.rt, TimedOut, err)
+			l.fail(c, c.rt, TimedOut)
+			l.next(c)
+		case !c.busy && !c.deadline.IsZero() && now.After(c.deadline):
+			l.closeClient(c) // unanswered, as net/http closes a slow client
+		}
+	}
+	for key, list := range l.idle {
+		kept := list[:0]
+		for _, u := range list {
+			if now.Sub(u.idleSince) > upIdleTimeout {
+				l.closeUp(u)
+			} else {
+				kept = append(kept, u)
+			}
+		}
+		clear(list[len(kept):])
+		if len(kept) == 0 {
+			delete(l.idle, key)
+		} else {
+			l.idle[key] = kept
+		}
+	}
+}
+
+var errDialTimeout = errors.New("connect timed out")
+
+// shutdown acts on Shutdown or Close: the listener closes; after Close
+// every connection closes at once, after Shutdown idle ones close (or wait
+// for their lame-duck request) and busy ones after their answer. It
+// reports whether the loop is done.
+func (l *evLoop) shutdown() bool {
+	if !l.shutdownSeen {
+		l.shutdownSeen = true
+		l.closeListener()
+		for _, c := range l.clients {
+			switch {
+			case c == nil:
+			case c.busy:
+				c.closing = true // its answer says "Connection: close"
+			case c.off == len(c.out) && len(c.in) == 0:
+				l.waitRequest(c)
+			}
+		}
+	}
+	if l.s.ctx.Err() != nil {
+		l.closeAll()
+	}
+	if l.nclients.Load() > 0 {
+		return false
+	}
+	for _, list := range l.idle {
+		for _, u := range list {
+			l.closeUp(u)
+		}
+	}
+	clear(l.idle)
+	return true
+}
+
+func (l *evLoop) closeListener() {
+	if l.lfd >= 0 {
+		_ = syscall.Close(l.lfd)
+		l.lfd = -1
+		l.lnDone()
+	}
+}
+
+// closeAll closes every client connection, ending attempts in flight.
+func (l *evLoop) closeAll() {
+	for _, c := range l.clients {
+		if c != nil {
+			l.abort(c, ClientGone, errors.New("server closed"))
+		}
+	}
+}
+
+// loopWriter is the http.ResponseWriter of the Router's failure answers.
+type loopWriter struct {
+	header http.Header
+	code   int
+	body   []byte
+}
+
+func (w *loopWriter) reset() {
+	if w.header == nil {
+		w.header = make(http.Header, 4)
+	}
+	clear(w.header)
+	w.code, w.body = 0, w.body[:0]
+}
+
+func (w *loopWriter) Header() http.Header { return w.header }
+
+func (w *loopWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+
+func (w *loopWriter) Write(b []byte) (int, error) {
+	w.body = append(w.body, b...)
+	return len(b), nil
+}

@@ -1,0 +1,202 @@
+//go:build linux
+
+package balancer_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fleetkit/fleetkit/balancer"
+)
+
+// The event loop's own behaviour; every proxy and Server test also runs
+// through it (the "loop/direct" setup and the "loop" front). The loop
+// runs on real sockets and the real clock (its poller is the kernel's, which
+// a synctest bubble cannot wait on), so these tests use short timeouts and
+// wait for conditions with generous bounds.
+
+// loopFront serves a Proxy with backends added by the caller behind a
+// Server with the event loop and opts.
+func loopFront(t *testing.T, popts balancer.ProxyOptions, opts balancer.ServerOptions) (*proxyEnv, *balancer.Server) {
+	t.Helper()
+	e := newProxyEnv(t, setup{name: "bare", transport: func() http.RoundTripper { return nil }}, balancer.Options{}, popts)
+	opts.EventLoop = true
+	var srv *balancer.Server
+	e.url, srv = startFront(t, e.proxy, opts)
+	return e, srv
+}
+
+// closedWithin reads c until the server closes it, failing after limit,
+// and returns how long it took and what was read.
+func closedWithin(t *testing.T, c *rawConn, limit time.Duration) (time.Duration, string) {
+	t.Helper()
+	start := time.Now()
+	require.NoError(t, c.nc.SetReadDeadline(start.Add(limit)))
+	got, err := io.ReadAll(c.br)
+	var ne net.Error
+	if err != nil && !(strings.Contains(err.Error(), "reset")) {
+		require.False(t, assert.ErrorAs(t, err, &ne) && ne.Timeout(), "not closed within %s", limit)
+	}
+	return time.Since(start), string(got)
+}
+
+// TestLoopTimeouts: the loop closes a connection, unanswered, when the
+// client keeps it waiting past the timeout that applies — never before.
+func TestLoopTimeouts(t *testing.T) {
+	const (
+		head = 300 * time.Millisecond
+		idle = 500 * time.Millisecond
+		read = 700 * time.Millisecond
+	)
+	e, _ := loopFront(t, balancer.ProxyOptions{},
+		balancer.ServerOptions{ReadHeaderTimeout: head, IdleTimeout: idle, ReadTimeout: read})
+	e.add(t, "python", "1.0", newLinter(t, "1.0", nil).URI())
+	tests := []struct {
+		name  string
+		send  string
+		after time.Duration // the least time before the close
+	}{
+		{"silent", "", head},
+		{"part of a head", "POST /lint/python HTTP/1.1\r\nHost: lb\r\nContent-", head},
+		{"part of a body", "POST /lint/python HTTP/1.1\r\nHost: lb\r\nContent-Length: 100\r\n\r\n{\"code\":", read},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := dialRaw(t, e.url)
+			if tt.send != "" {
+				c.send(tt.send)
+			}
+			took, got := closedWithin(t, c, 10*time.Second)
+			assert.Empty(t, got, "no answer")
+			assert.GreaterOrEqual(t, took, tt.after-loopSlack)
+		})
+	}
+	t.Run("idle after an answer", func(t *testing.T) {
+		t.Parallel()
+		c := dialRaw(t, e.url)
+		c.send(lintRequest("/lint/python", `{}`))
+		code, _, body := c.answer()
+		require.Equal(t, http.StatusOK, code, body)
+		took, got := closedWithin(t, c, 10*time.Second)
+		assert.Empty(t, got)
+		assert.GreaterOrEqual(t, took, idle-loopSlack)
+	})
+}
+
+// loopSlack is what a connection's measured wait may fall short of its
+// timeout: the test's clock starts after the server's.
+const loopSlack = 50 * time.Millisecond
+
+// TestLoopPipelinedBeyondItsBuffer: a client that sends many requests at
+// once, more than the loop buffers, gets every answer, in order; the loop
+// reads the rest as it answers.
+func TestLoopPipelinedBeyondItsBuffer(t *testing.T) {
+	e, _ := loopFront(t, balancer.ProxyOptions{MaxBody: 16 << 10}, balancer.ServerOptions{})
+	l := newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, `{"query":%q}`, r.URL.RawQuery)
+	})
+	e.add(t, "python", "1.0", l.URI())
+	c := dialRaw(t, e.url)
+	const n = 64 // 64 × 10 KiB: far over the 8 KiB + MaxBody the loop holds
+	body := `{"code":"` + strings.Repeat("x", 10<<10) + `"}`
+	go func() {
+		var all strings.Builder
+		for i := range n {
+			all.WriteString(lintRequest(fmt.Sprintf("/lint/python?i=%d", i), body))
+		}
+		_, _ = io.WriteString(c.nc, all.String())
+	}()
+	for i := range n {
+		code, _, got := c.answer()
+		require.Equal(t, http.StatusOK, code, got)
+		require.Contains(t, got, fmt.Sprintf(`"query":"i=%d"`, i))
+	}
+	assert.Equal(t, int64(n), l.hits.Load())
+}
+
+// TestLoopClientNotReading: a client that sends requests and never reads
+// the answers holds one answer in the loop, and its connection is closed
+// after ReadTimeout. (The answer is chunked, as net/http frames a large
+// one: the loop passes it on itself.)
+func TestLoopClientNotReading(t *testing.T) {
+	big := strings.Repeat("y", 4<<20) // over any socket buffer
+	e, srv := loopFront(t, balancer.ProxyOptions{}, balancer.ServerOptions{ReadTimeout: 300 * time.Millisecond})
+	l := newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, big)
+	})
+	e.add(t, "python", "1.0", l.URI())
+	c := dialRaw(t, e.url)
+	for range 3 {
+		c.send(lintRequest("/lint/python", `{}`))
+	}
+	require.Eventually(t, func() bool { return l.hits.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	start := time.Now()
+	// The connection's close cannot reach a client that does not read (it
+	// waits behind the unsent bytes): the loop is what lets it go.
+	require.Eventually(t, func() bool { return srv.LoopClients() == 0 }, 10*time.Second, 5*time.Millisecond)
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond-loopSlack)
+	assert.Equal(t, int64(1), l.hits.Load(), "no further request went upstream")
+	_, got := closedWithin(t, c, 10*time.Second)
+	assert.Less(t, len(got), len(big), "the answer was cut, not completed")
+}
+
+// TestLoopBackendByName: a backend named by host name rather than IP
+// address is served through the goroutine path.
+func TestLoopBackendByName(t *testing.T) {
+	e, _ := loopFront(t, balancer.ProxyOptions{}, balancer.ServerOptions{})
+	l := newLinter(t, "1.0", nil)
+	e.add(t, "python", "1.0", strings.Replace(l.URI(), "127.0.0.1", "localhost", 1))
+	for range 3 {
+		code, body := e.lint(t, "python", `{"code":"x"}`)
+		assert.Equal(t, http.StatusOK, code, body)
+	}
+	assert.Equal(t, int64(3), l.hits.Load())
+}
+
+// TestLoopLameDuck: after Shutdown, a kept-alive connection may bring one
+// more request within the lame-duck time, answered with "Connection:
+// close"; an idle one is closed when that time ends.
+func TestLoopLameDuck(t *testing.T) {
+	const lameDuck = 400 * time.Millisecond
+	e, srv := loopFront(t, balancer.ProxyOptions{}, balancer.ServerOptions{LameDuck: lameDuck})
+	e.add(t, "python", "1.0", newLinter(t, "1.0", nil).URI())
+	conns := []*rawConn{dialRaw(t, e.url), dialRaw(t, e.url)}
+	for _, c := range conns {
+		c.send(lintRequest("/lint/python", `{}`))
+		resp, body := c.response()
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+		require.False(t, resp.Close)
+	}
+	start := time.Now()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		conns[0].send(lintRequest("/lint/python", `{}`))
+		resp, body := conns[0].response()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+		assert.True(t, resp.Close, "the lame-duck answer says Connection: close")
+		_, rest := closedWithin(t, conns[0], 10*time.Second)
+		assert.Empty(t, rest)
+	})
+	wg.Go(func() {
+		_, got := closedWithin(t, conns[1], 10*time.Second)
+		assert.Empty(t, got)
+		assert.GreaterOrEqual(t, time.Since(start), lameDuck-loopSlack, "an idle connection waits out the lame-duck time")
+	})
+	wg.Wait()
+	require.NoError(t, <-shut)
+}
