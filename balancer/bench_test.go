@@ -153,8 +153,9 @@ func BenchmarkProxy(b *testing.B) {
 
 // BenchmarkFront runs whole lint requests over loopback keep-alive
 // connections through the Proxy behind net/http's server and behind
-// balancer.Server (client, proxy and backend in this process, so the
-// figures are for comparing the two fronts, not absolute).
+// balancer.Server, with a goroutine per connection and with its event
+// loops (client, proxy and backend in this process, so the figures are
+// for comparing the fronts, not absolute).
 func BenchmarkFront(b *testing.B) {
 	proxy := benchProxy(b, nil)
 	const body = `{"code":"print('hello world')\n"}`
@@ -171,6 +172,14 @@ func BenchmarkFront(b *testing.B) {
 		}},
 		{"server", func(ln net.Listener) func() {
 			srv, err := balancer.NewServer(proxy, balancer.ServerOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			go func() { _ = srv.Serve(ln) }()
+			return func() { _ = srv.Close() }
+		}},
+		{"loop", func(ln net.Listener) func() {
+			srv, err := balancer.NewServer(proxy, balancer.ServerOptions{EventLoop: true})
 			if err != nil {
 				b.Fatal(err)
 			}

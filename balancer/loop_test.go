@@ -126,6 +126,30 @@ func TestLoopPipelinedBeyondItsBuffer(t *testing.T) {
 	assert.Equal(t, int64(n), l.hits.Load())
 }
 
+// TestLoopLargeBodies: requests and answers larger than the socket buffers
+// go through the loop whole, written and read over many events.
+func TestLoopLargeBodies(t *testing.T) {
+	e, _ := loopFront(t, balancer.ProxyOptions{}, balancer.ServerOptions{})
+	l := newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)+2))
+		_, _ = w.Write(append(append([]byte("<"), body...), '>'))
+	})
+	e.add(t, "python", "1.0", l.URI())
+	c := dialRaw(t, e.url)
+	body := strings.Repeat("0123456789abcdef", (1<<20)/16-64) // just under MaxBody
+	go func() {
+		for range 3 {
+			_, _ = io.WriteString(c.nc, lintRequest("/lint/python", body))
+		}
+	}()
+	for i := range 3 {
+		code, _, got := c.answer()
+		require.Equal(t, http.StatusOK, code, "answer %d", i)
+		require.Equal(t, "<"+body+">", got, "answer %d", i)
+	}
+}
+
 // TestLoopClientNotReading: a client that sends requests and never reads
 // the answers holds one answer in the loop, and its connection is closed
 // after ReadTimeout. (The answer is chunked, as net/http frames a large

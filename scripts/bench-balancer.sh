@@ -23,8 +23,8 @@
 #   revision ("base", built from git archive) in the same rounds, and print
 #   the ratios ours/base: an A/B of a change in one run.
 #   OURS_FLAGS, BASE_FLAGS: extra flags of examples/loadbalancer for ours
-#   and base (e.g. OURS_FLAGS=-event-loop BASE_REV=HEAD: the event loop
-#   against the goroutine path of the same build).
+#   and base (e.g. BASE_REV=HEAD BASE_FLAGS=-event-loop=false: its event
+#   loops, the default, against a goroutine per connection, same build).
 # Needs go, nginx, haproxy, wrk and curl in PATH; with INSTALL=1 it installs
 # the missing Debian packages (apt-get install nginx-light haproxy wrk curl),
 # else it says so and stops.

@@ -150,7 +150,8 @@ func runStack(ctx context.Context, cfg stackConfig, ready func(*stack)) error {
 
 	// The balancer's lint requests take balancer.Server's fast path, as in
 	// examples/loadbalancer; the rest of lbMux is served by net/http.
-	lbFront, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: lbMux, HTTP: httpserver.New(nil), Logger: log})
+	lbFront, err := balancer.NewServer(proxy, balancer.ServerOptions{Fallback: lbMux, HTTP: httpserver.New(nil), Logger: log,
+		EventLoop: true})
 	if err != nil {
 		_ = lbLn.Close()
 		_ = mmLn.Close()

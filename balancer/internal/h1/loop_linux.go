@@ -181,6 +181,12 @@ type evLoop struct {
 	epf      *os.File
 	epRC     syscall.RawConn
 	stopTick chan struct{}
+	// poll (made once: a closure per wait would be three allocations)
+	// takes the ready events into evs: polled of them, or pollErr.
+	poll    func(uintptr) bool
+	evs     []syscall.EpollEvent
+	polled  int
+	pollErr error
 }
 
 // loopConn is a client connection on the loop.
@@ -261,6 +267,11 @@ func newLoop(s *Server, lfd int) (*evLoop, error) {
 		l.closeFDs()
 		return nil, err
 	}
+	l.evs = make([]syscall.EpollEvent, 128)
+	l.poll = func(uintptr) bool {
+		l.polled, l.pollErr = pollNow(l.ep, l.evs)
+		return l.polled != 0 || l.pollErr != nil
+	}
 	l.stopTick = make(chan struct{})
 	go l.tick()
 	return l, nil
@@ -310,7 +321,6 @@ func (l *evLoop) run(listening *sync.WaitGroup) {
 		l.closeFDs()
 		l.s.connsWG.Done()
 	}()
-	evs := make([]syscall.EpollEvent, 128)
 	for {
 		if l.s.inShutdown.Load() && l.shutdown() {
 			return
@@ -320,21 +330,17 @@ func (l *evLoop) run(listening *sync.WaitGroup) {
 		// poll every 20 µs (15 % of the CPU, measured). When no event is
 		// ready the goroutine waits on the runtime's poller instead, for
 		// the loop's epoll descriptor to become readable.
-		var n int
-		var err error
-		if rerr := l.epRC.Read(func(uintptr) bool {
-			n, err = pollNow(l.ep, evs)
-			return n != 0 || err != nil
-		}); rerr != nil {
-			err = rerr
+		if rerr := l.epRC.Read(l.poll); rerr != nil {
+			l.pollErr = rerr
 		}
+		n, err := l.polled, l.pollErr
 		if err != nil && err != syscall.EINTR {
 			l.s.logger.Error("h1: event loop: epoll_wait failed; closing its connections", "err", err)
 			l.closeAll()
 			return
 		}
 		l.now = time.Now()
-		for _, ev := range evs[:max(n, 0)] {
+		for _, ev := range l.evs[:max(n, 0)] {
 			l.dispatch(int(ev.Fd), ev.Events)
 		}
 		if !l.now.Before(l.nextScan) {
@@ -679,11 +685,9 @@ func (l *evLoop) popIdle(key any) *loopUp {
 	}
 	u := list[len(list)-1]
 	list[len(list)-1] = nil
-	if len(list) == 1 {
-		delete(l.idle, key)
-	} else {
-		l.idle[key] = list[:len(list)-1]
-	}
+	// An emptied list keeps its place (and array) for the connection's
+	// return; scan deletes it if none comes back.
+	l.idle[key] = list[:len(list)-1]
 	return u
 }
 
@@ -810,7 +814,10 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 		}
 		return
 	}
-	code, hdr, cl, chunked, ok := parseAnswerHead(&u.hdr, string(u.in[:end+2]))
+	// The head's text is read in place: the headers are copied into the
+	// client's answer before u.in changes (and u.hdr is not read again
+	// until the next answer's head replaces it).
+	code, hdr, cl, chunked, ok := parseAnswerHead(&u.hdr, unsafe.String(&u.in[0], end+2))
 	if !ok || cl > l.maxBuffered {
 		// An answer of another shape (a 1xx first, no framing, too large to
 		// keep whole): the goroutine path does it all again.
@@ -1037,15 +1044,13 @@ func (l *evLoop) dropIdle(u *loopUp) {
 	list := l.idle[u.key]
 	for i, v := range list {
 		if v == u {
-			list = append(list[:i], list[i+1:]...)
+			copy(list[i:], list[i+1:])
+			list[len(list)-1] = nil
+			list = list[:len(list)-1]
 			break
 		}
 	}
-	if len(list) == 0 {
-		delete(l.idle, u.key)
-	} else {
-		l.idle[u.key] = list
-	}
+	l.idle[u.key] = list
 	l.closeUp(u)
 }
 
