@@ -69,14 +69,18 @@ func requireInRotation(t *testing.T, e *proxyEnv, lang string) {
 }
 
 // bigEnv is a Proxy with a 4 KiB answer buffer over two bigAnswer
-// backends, either of which one failure would eject.
-func bigEnv(t *testing.T, su setup, chunked bool) *proxyEnv {
+// backends, either of which one failure would eject; hits counts the
+// requests they got.
+func bigEnv(t *testing.T, su setup, chunked bool) (e *proxyEnv, hits func() int64) {
 	t.Helper()
-	e := newProxyEnv(t, su, balancer.Options{EjectAfter: 1}, balancer.ProxyOptions{MaxResponseBody: 4 << 10})
+	e = newProxyEnv(t, su, balancer.Options{EjectAfter: 1}, balancer.ProxyOptions{MaxResponseBody: 4 << 10})
+	var ls []*linter
 	for range 2 {
-		e.add(t, "python", "1.0", newLinter(t, "1.0", bigAnswer(chunked)).URI())
+		l := newLinter(t, "1.0", bigAnswer(chunked))
+		e.add(t, "python", "1.0", l.URI())
+		ls = append(ls, l)
 	}
-	return e
+	return e, func() int64 { return ls[0].hits.Load() + ls[1].hits.Load() }
 }
 
 // TestProxyLargeAnswers: answers over the buffer with a Content-Length are
@@ -84,12 +88,13 @@ func bigEnv(t *testing.T, su setup, chunked bool) *proxyEnv {
 func TestProxyLargeAnswers(t *testing.T) {
 	for _, su := range setups {
 		t.Run(su.name, func(t *testing.T) {
-			e := bigEnv(t, su, false)
+			e, hits := bigEnv(t, su, false)
 			for _, n := range []int{1 << 10, 100 << 10, 3 << 20, 1 << 10} {
 				code, got := e.lint(t, "python", fmt.Sprintf(`{"code":"big:%d"}`, n))
 				require.Equal(t, http.StatusOK, code, "%d bytes: %.200s", n, got)
 				assert.Equal(t, `{"result":false,"details":"`+strings.Repeat("E225 ", n/5)+`"}`, got, "%d bytes whole", n)
 			}
+			assert.Equal(t, int64(4), hits(), "each request sent upstream once")
 			requireInRotation(t, e, "python")
 		})
 	}
@@ -134,7 +139,7 @@ func TestProxyLargeAnswersDoNotEject(t *testing.T) {
 func TestProxyLargeChunkedAnswer(t *testing.T) {
 	for _, su := range setups {
 		t.Run(su.name, func(t *testing.T) {
-			e := bigEnv(t, su, true)
+			e, hits := bigEnv(t, su, true)
 			for range 4 {
 				code, got := e.lint(t, "python", `{"code":"big:100000"}`)
 				assert.Equal(t, http.StatusBadGateway, code)
@@ -143,6 +148,7 @@ func TestProxyLargeChunkedAnswer(t *testing.T) {
 			}
 			code, got := e.lint(t, "python", `{"code":"big:1000"}`)
 			assert.Equal(t, http.StatusOK, code, "chunked answers within the buffer pass: %s", got)
+			assert.Equal(t, int64(5), hits(), "each request sent upstream once")
 			requireInRotation(t, e, "python")
 		})
 	}

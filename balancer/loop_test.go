@@ -151,30 +151,46 @@ func TestLoopLargeBodies(t *testing.T) {
 }
 
 // TestLoopClientNotReading: a client that sends requests and never reads
-// the answers holds one answer in the loop, and its connection is closed
-// after ReadTimeout. (The answer is chunked, as net/http frames a large
-// one: the loop passes it on itself.)
+// the answers holds at most one answer in the loop, and its connection is
+// closed after ReadTimeout: an answer kept whole (chunked, as net/http
+// frames a large one) or one streamed (a Content-Length over
+// MaxResponseBody).
 func TestLoopClientNotReading(t *testing.T) {
 	big := strings.Repeat("y", 4<<20) // over any socket buffer
-	e, srv := loopFront(t, balancer.ProxyOptions{}, balancer.ServerOptions{ReadTimeout: 300 * time.Millisecond})
-	l := newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_, _ = io.WriteString(w, big)
-	})
-	e.add(t, "python", "1.0", l.URI())
-	c := dialRaw(t, e.url)
-	for range 3 {
-		c.send(lintRequest("/lint/python", `{}`))
+	for _, tt := range []struct {
+		name      string
+		maxAnswer int64
+		length    bool
+	}{
+		{"kept whole", 0, false},
+		{"streamed", 64 << 10, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, srv := loopFront(t, balancer.ProxyOptions{MaxResponseBody: tt.maxAnswer}, balancer.ServerOptions{ReadTimeout: 300 * time.Millisecond})
+			l := newLinter(t, "1.0", func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				if tt.length {
+					w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+				}
+				_, _ = io.WriteString(w, big)
+			})
+			e.add(t, "python", "1.0", l.URI())
+			c := dialRaw(t, e.url)
+			for range 3 {
+				c.send(lintRequest("/lint/python", `{}`))
+			}
+			require.Eventually(t, func() bool { return l.hits.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+			start := time.Now()
+			// The connection's close cannot reach a client that does not
+			// read (it waits behind the unsent bytes): the loop is what
+			// lets it go.
+			require.Eventually(t, func() bool { return srv.LoopClients() == 0 }, 10*time.Second, 5*time.Millisecond)
+			assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond-loopSlack)
+			assert.Equal(t, int64(1), l.hits.Load(), "no further request went upstream")
+			_, got := closedWithin(t, c, 10*time.Second)
+			assert.Less(t, len(got), len(big), "the answer was cut, not completed")
+		})
 	}
-	require.Eventually(t, func() bool { return l.hits.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
-	start := time.Now()
-	// The connection's close cannot reach a client that does not read (it
-	// waits behind the unsent bytes): the loop is what lets it go.
-	require.Eventually(t, func() bool { return srv.LoopClients() == 0 }, 10*time.Second, 5*time.Millisecond)
-	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond-loopSlack)
-	assert.Equal(t, int64(1), l.hits.Load(), "no further request went upstream")
-	_, got := closedWithin(t, c, 10*time.Second)
-	assert.Less(t, len(got), len(big), "the answer was cut, not completed")
 }
 
 // TestLoopBackendByName: a backend named by host name rather than IP

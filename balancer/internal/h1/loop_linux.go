@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -233,6 +234,15 @@ type loopUp struct {
 	// before; idleSince: when it went idle.
 	connecting, reused bool
 	idleSince          time.Time
+	// A streamed answer (see startStream): left bytes of its body are
+	// still to come, of status code; extra: bytes came after it;
+	// readPending: bytes may wait in the socket until the client takes
+	// what it was given.
+	left               int64
+	code               int
+	extra, readPending bool
+	// hup: the upstream closed its side; what is left is read to the end.
+	hup bool
 }
 
 func newLoop(s *Server, lfd int) (*evLoop, error) {
@@ -499,6 +509,12 @@ func (l *evLoop) takeInbox() {
 func (l *evLoop) onClient(c *loopConn, ev uint32) {
 	if ev&syscall.EPOLLOUT != 0 && c.off < len(c.out) && !l.flush(c) {
 		return
+	}
+	if u := c.up; u != nil && u.readPending && c.off == len(c.out) {
+		l.streamUp(u, false)
+		if l.clients[c.fd] != c {
+			return
+		}
 	}
 	if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && !l.readClient(c, ev&hangup != 0) {
 		return
@@ -772,38 +788,19 @@ func (l *evLoop) onUp(u *loopUp, ev uint32) {
 		}
 	}
 	if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
-		l.readUp(u, ev&hangup != 0)
+		u.hup = u.hup || ev&hangup != 0
+		l.readUp(u, u.hup)
 	}
 }
 
 // readUp reads the answer (until a short read unless drain, see hangup)
 // and passes it on once it is whole.
 func (l *evLoop) readUp(u *loopUp, drain bool) {
-	var rerr error
-	for {
-		if cap(u.in)-len(u.in) < loopReadChunk {
-			u.in = append(u.in[:cap(u.in)], make([]byte, max(loopReadChunk, cap(u.in)))...)[:len(u.in)]
-		}
-		space := u.in[len(u.in):cap(u.in)]
-		n, err := rawRead(u.fd, space)
-		if n > 0 {
-			u.in = u.in[:len(u.in)+n]
-			if (n < len(space) && !drain) || int64(len(u.in)) > l.maxBuffered+answerHeadMax {
-				break
-			}
-			continue
-		}
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != syscall.EAGAIN {
-			rerr = err
-			if err == nil {
-				rerr = errEOF
-			}
-		}
-		break
+	if u.left > 0 {
+		l.streamUp(u, drain)
+		return
 	}
+	rerr, _ := l.readMore(u, drain, l.maxBuffered+answerHeadMax)
 	end := bytes.Index(u.in, []byte("\r\n\r\n"))
 	if end < 0 {
 		switch {
@@ -818,20 +815,31 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 	// client's answer before u.in changes (and u.hdr is not read again
 	// until the next answer's head replaces it).
 	code, hdr, cl, chunked, ok := parseAnswerHead(&u.hdr, unsafe.String(&u.in[0], end+2))
-	if !ok || cl > l.maxBuffered {
-		// An answer of another shape (a 1xx first, no framing, too large to
-		// keep whole): the goroutine path does it all again.
+	if !ok {
+		// An answer of another shape (a 1xx first, no framing): the
+		// goroutine path does it all again.
 		l.fallback(u.c)
 		return
 	}
 	body := u.in[end+4:]
+	if cl > l.maxBuffered {
+		l.startStream(u, code, hdr, cl, body, rerr)
+		return
+	}
 	if chunked {
 		taken, _, done, ok := scanChunked(body, l.maxBuffered)
+		over := int64(len(u.in)) > l.maxBuffered+answerHeadMax
+		if !ok {
+			// Over MaxBuffered if well framed, else malformed.
+			_, _, _, framed := scanChunked(body, math.MaxInt64)
+			over, ok = framed, framed
+		}
 		switch {
-		case !ok || (!done && int64(len(u.in)) > l.maxBuffered+answerHeadMax):
-			// Malformed, or framed in more bytes than the loop reads:
-			// the goroutine path does it again.
+		case !ok:
+			// Malformed: the goroutine path does it again, and tells.
 			l.fallback(u.c)
+		case over && !done:
+			l.tooLarge(u)
 		case !done && rerr != nil:
 			l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
 		case done:
@@ -853,6 +861,130 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 }
 
 var errEOF = errors.New("EOF")
+
+// readMore reads from u into u.in until a short read (unless drain: see
+// hangup), until nothing is left, or until u.in holds limit bytes (more:
+// bytes may be left). rerr is the error that ended the connection (errEOF
+// for its end).
+func (l *evLoop) readMore(u *loopUp, drain bool, limit int64) (rerr error, more bool) {
+	for {
+		if cap(u.in)-len(u.in) < loopReadChunk {
+			u.in = append(u.in[:cap(u.in)], make([]byte, max(loopReadChunk, cap(u.in)))...)[:len(u.in)]
+		}
+		space := u.in[len(u.in):cap(u.in)]
+		n, err := rawRead(u.fd, space)
+		switch {
+		case n > 0:
+			u.in = u.in[:len(u.in)+n]
+			if int64(len(u.in)) >= limit {
+				return nil, true
+			}
+			if n < len(space) && !drain {
+				return nil, false
+			}
+		case err == syscall.EINTR:
+		case err == syscall.EAGAIN:
+			return nil, false
+		case err == nil:
+			return errEOF, false
+		default:
+			return err, false
+		}
+	}
+}
+
+// streamChunk bounds what a streamed answer holds in the loop at a time.
+const streamChunk = 256 << 10
+
+// startStream passes on an answer over MaxBuffered as it comes, under its
+// Content-Length cl, as the goroutine path streams one: the client gets
+// the head and the body so far, then each part as it arrives, read only
+// once the client took the last. A backend that fails mid-way counts
+// against it and cuts the client's connection; the answer counts by its
+// status once whole.
+func (l *evLoop) startStream(u *loopUp, code int, hdr http.Header, cl int64, body []byte, rerr error) {
+	c := u.c
+	take := min(int64(len(body)), cl)
+	c.out = appendHead(c.out[:0], code, hdr, cl, body[:min(len(body), 512)], c.closing)
+	c.out = append(c.out, body[:take]...)
+	c.off = 0
+	u.left, u.code, u.extra = cl-take, code, int64(len(body)) > take
+	u.in = u.in[:0]
+	if u.left == 0 {
+		l.streamDone(u, rerr == nil)
+		l.flush(c)
+		return
+	}
+	if rerr != nil {
+		l.streamCut(u, ConnFailed, rerr)
+		return
+	}
+	if l.flush(c) {
+		u.readPending = true // readUp may have stopped at its limit
+		l.streamUp(u, false)
+	}
+}
+
+// streamUp passes on what the upstream sent of a streamed answer, while
+// the client takes it.
+func (l *evLoop) streamUp(u *loopUp, drain bool) {
+	c := u.c
+	for {
+		if c.off < len(c.out) {
+			u.readPending = true // the rest once the client took this
+			return
+		}
+		rerr, more := l.readMore(u, drain || u.hup, streamChunk)
+		if len(u.in) > 0 {
+			take := min(int64(len(u.in)), u.left)
+			c.out, c.off = append(c.out[:0], u.in[:take]...), 0
+			u.left -= take
+			u.extra = u.extra || int64(len(u.in)) > take
+			u.in = u.in[:0]
+		}
+		switch {
+		case u.left == 0:
+			l.streamDone(u, rerr == nil)
+			l.flush(c)
+			return
+		case rerr != nil:
+			l.streamCut(u, ConnFailed, rerr)
+			return
+		}
+		if !l.flush(c) {
+			return
+		}
+		if !more && c.off == len(c.out) {
+			u.readPending = false // all read: the next part comes with an event
+			return
+		}
+	}
+}
+
+// streamDone ends a streamed answer whose body is all in c.out.
+func (l *evLoop) streamDone(u *loopUp, open bool) {
+	c := u.c
+	l.r.Answered(c.rt, u.code, c.started)
+	keep := open && !u.extra
+	u.left, u.extra, u.readPending = 0, false, false
+	l.release(u, keep)
+	l.done(c)
+}
+
+// streamCut ends a streamed answer that failed mid-way (res says how):
+// the client's connection is cut, so that it sees fewer bytes than the
+// Content-Length, never a whole answer.
+func (l *evLoop) streamCut(u *loopUp, res Outcome, err error) {
+	c := u.c
+	err = fmt.Errorf("streaming an answer, %d bytes short: %w", u.left, err)
+	u.left = 0
+	l.closeUp(u)
+	c.up, c.busy = nil, false
+	l.r.Failed(c.rt, res, err)
+	l.w.reset()
+	l.r.Failure(&l.w, c.req.name, c.rt, res, c.started)
+	l.closeClient(c)
+}
 
 // answer passes on u's whole answer to its client, and keeps u for the
 // next request when keep says nothing follows the answer.
@@ -981,11 +1113,22 @@ func (l *evLoop) flush(c *loopConn) bool {
 		c.out = nil
 	}
 	c.deadline = time.Time{}
-	if c.closing {
+	if c.closing && !c.busy { // busy: a streamed answer has more to come
 		l.closeClient(c)
 		return false
 	}
 	return true
+}
+
+// tooLarge answers c's request, whose upstream answer has no
+// Content-Length and is over MaxBuffered, with the Router's 502; the
+// upstream is not at fault.
+func (l *evLoop) tooLarge(u *loopUp) {
+	c := u.c
+	l.closeUp(u)
+	c.up, c.busy = nil, false
+	l.r.Failed(c.rt, TooLarge, fmt.Errorf("answer over %d bytes without a Content-Length", l.maxBuffered))
+	l.fail(c, c.rt, TooLarge)
 }
 
 // fallback sends c, whose attempt met an answer the loop does not pass on,
@@ -1068,6 +1211,14 @@ func (l *evLoop) scan() {
 		case c.busy && c.up != nil && c.up.connecting && now.After(c.dialDeadline) && now.Before(c.attDeadline):
 			l.connFailed(c, &net.OpError{Op: "dial", Net: "tcp", Err: errDialTimeout})
 			l.next(c)
+		case c.busy && c.up != nil && c.up.left > 0 && (now.After(c.attDeadline) || !c.deadline.IsZero() && now.After(c.deadline)):
+			// A streamed answer past the attempt's time, or to a client
+			// that stopped taking it for ReadTimeout: cut.
+			res := TimedOut
+			if now.Before(c.attDeadline) {
+				res = ClientGone
+			}
+			l.streamCut(c.up, res, errors.New("deadline passed"))
 		case c.busy && now.After(c.attDeadline):
 			if c.up != nil {
 				l.closeUp(c.up)
