@@ -48,9 +48,13 @@
 // Server serves a Proxy without net/http's server on the common path: plain
 // HTTP/1.1 lint requests are parsed and answered by its own connection
 // loop, and a connection that sends anything else is handed, unread bytes
-// included, to a net/http server running a fallback handler. It is how
-// examples/loadbalancer serves its public listener; a Proxy mounted in any
-// http.Handler tree works the same, only slower (see BENCHMARKS.md).
+// included, to a net/http server running a fallback handler. With
+// ServerOptions.EventLoop (Linux) the common path runs on one epoll loop
+// per core that holds each request's client and upstream connections, as
+// NGINX's workers do: less CPU per request than NGINX on the bench of
+// BENCHMARKS.md, where a goroutine per connection spends half as much
+// again. It is how examples/loadbalancer serves its public listener; a
+// Proxy mounted in any http.Handler tree works the same, only slower.
 //
 // # Concurrency
 //

@@ -3,6 +3,7 @@
 package balancer_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,6 +150,49 @@ func TestLoopLargeBodies(t *testing.T) {
 		require.Equal(t, http.StatusOK, code, "answer %d", i)
 		require.Equal(t, "<"+body+">", got, "answer %d", i)
 	}
+}
+
+// TestLoopEarlyAnswer: an upstream that answers before it read the whole
+// request gets no further request on that connection (its next bytes would
+// be the rest of the first body), and the client gets each answer.
+func TestLoopEarlyAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	var conns atomic.Int64
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					// The answer before the body, then the body read.
+					_, _ = io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+					if _, err := io.Copy(io.Discard, req.Body); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	e, _ := loopFront(t, balancer.ProxyOptions{MaxBody: 32 << 20}, balancer.ServerOptions{})
+	e.add(t, "python", "1.0", "http://"+ln.Addr().String())
+	body := strings.Repeat("z", 24<<20) // more than the sockets between take at once
+	for i := range 3 {
+		code, got := e.lint(t, "python", body)
+		require.Equal(t, http.StatusOK, code, "request %d: %s", i, got)
+		require.Equal(t, "ok", got)
+	}
+	assert.Equal(t, int64(3), conns.Load(), "a connection whose request was not all sent is not reused")
 }
 
 // TestLoopClientNotReading: a client that sends requests and never reads

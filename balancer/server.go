@@ -67,17 +67,19 @@ type ServerOptions struct {
 	LameDuck time.Duration
 	// EventLoop serves the fast path from one epoll event loop per
 	// GOMAXPROCS on Linux, client and upstream connections of a request
-	// on the same loop, instead of a goroutine per connection: about
-	// NGINX's CPU per request instead of 1.4x it (BENCHMARKS.md, issue
-	// 23). The loop takes the common exchange only — a fast-path request,
-	// an http:// backend named by IP address, an answer of HTTP/1.1 with
-	// one Content-Length within the Proxy's MaxResponseBody; at anything
-	// else the connection leaves the loop for the goroutine path with the
-	// request unanswered, which serves it (sending it again when the
-	// answer was the unusual part: a lint is idempotent). Its timeouts
-	// are checked every 100 ms. It needs the Proxy's built-in forwarder
-	// (no ProxyOptions.Transport); elsewhere than Linux, and for a
-	// listener other than TCP, it is not used.
+	// on the same loop, instead of a goroutine per connection: two thirds
+	// of the CPU per request, below NGINX's (BENCHMARKS.md, issue 23).
+	// The loop takes the common exchange only — a fast-path request, an
+	// http:// backend named by IP address, an HTTP/1.1 answer framed by
+	// one Content-Length or chunked (one over MaxResponseBody streams, or
+	// is the 502 when chunked, as through ServeHTTP). At anything else
+	// the connection leaves the loop for the goroutine path with its
+	// request unanswered, which serves it — sending it to the backend a
+	// second time when the answer was the unusual part (a 1xx first, no
+	// framing): a lint is idempotent. Its timeouts are checked every
+	// 100 ms. It needs the Proxy's built-in forwarder (no
+	// ProxyOptions.Transport); elsewhere than Linux, and for a listener
+	// other than TCP, it is not used.
 	EventLoop bool
 }
 

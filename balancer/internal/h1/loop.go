@@ -17,11 +17,12 @@ import (
 //
 // The loop takes only the common exchange: a request of the fast path's
 // shape, an upstream given by IP address, and an upstream answer of the
-// common shape (HTTP/1.1, one Content-Length, at most MaxBuffered bytes).
-// At anything else the connection leaves the loop for the goroutine path
-// with the request's bytes unread, which serves it as without a loop —
-// including, when the answer was the unusual part, sending the request
-// again (a lint is idempotent, and the first answer was not passed on).
+// common shape (HTTP/1.1, framed by one Content-Length or chunked; one
+// over MaxBuffered streams, or is TooLarge when chunked). At anything else
+// the connection leaves the loop for the goroutine path with the
+// request's bytes unread, which serves it as without a loop — including,
+// when the answer was the unusual part, sending the request again (a lint
+// is idempotent, and the first answer was not passed on).
 
 // Route is one upstream attempt's target, as a Router gives it.
 type Route struct {
@@ -56,7 +57,8 @@ type Router interface {
 	// ended. For ClientGone nobody reads the answer.
 	Failure(w http.ResponseWriter, name string, rt Route, res Outcome, start time.Time)
 	// Timeout bounds one attempt (connecting, sending and reading the
-	// answer); MaxBuffered is the largest answer the loop passes on.
+	// answer, a streamed one included); MaxBuffered is the largest answer
+	// kept whole before the client gets a byte.
 	Timeout() time.Duration
 	MaxBuffered() int64
 }

@@ -126,6 +126,24 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
+// rawWritev writes head and then body in one system call.
+func rawWritev(fd int, head, body []byte) (int, error) {
+	var iov [2]syscall.Iovec
+	n := 0
+	for _, b := range [2][]byte{head, body} {
+		if len(b) > 0 {
+			iov[n].Base = &b[0]
+			iov[n].SetLen(len(b))
+			n++
+		}
+	}
+	r, _, errno := syscall.RawSyscall(syscall.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(r), nil
+}
+
 // pollNow returns the events that are ready, without waiting.
 func pollNow(ep int, evs []syscall.EpollEvent) (int, error) {
 	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
@@ -175,8 +193,11 @@ type evLoop struct {
 	maxBuffered       int64
 	shutdownSeen      bool
 	w                 loopWriter
-	// chunkBuf holds a chunked answer's data while it is passed on.
-	chunkBuf []byte
+	// chunkBuf holds a chunked answer's data while it is passed on; lent
+	// are large buffers kept for grow.
+	chunkBuf  []byte
+	lent      [][]byte
+	lentBytes int
 	// epf is the epoll descriptor on the runtime's poller, through epRC;
 	// stopTick stops the goroutine that wakes the loop for scan.
 	epf      *os.File
@@ -227,9 +248,11 @@ type loopUp struct {
 	key any
 	c   *loopConn // the client whose request it carries; nil when idle
 	in  []byte
-	out []byte // the request, written from off
-	off int
-	hdr headerSpace
+	// out is the request's head and body its body (in the client's
+	// buffer); off bytes of the two are written.
+	out, body []byte
+	off       int
+	hdr       headerSpace
 	// connecting: the connect is under way; reused: it carried an answer
 	// before; idleSince: when it went idle.
 	connecting, reused bool
@@ -538,7 +561,7 @@ func (l *evLoop) readClient(c *loopConn, drain bool) bool {
 		}
 		c.readPending = false
 		if cap(c.in)-len(c.in) < loopReadChunk {
-			c.in = append(c.in[:cap(c.in)], make([]byte, max(loopReadChunk, cap(c.in)))...)[:len(c.in)]
+			c.in = l.grow(c.in, len(c.in)+loopReadChunk)
 		}
 		space := c.in[len(c.in):cap(c.in)]
 		n, err := rawRead(c.fd, space)
@@ -611,6 +634,8 @@ func (l *evLoop) next(c *loopConn) {
 			return
 		}
 		total := i + 4 + int(req.contentLength)
+		// Room for the whole body at once, and a read's worth after it.
+		c.in = l.grow(c.in, total+loopReadChunk)
 		if len(c.in) < total {
 			if c.eof {
 				l.closeClient(c) // a client that stops mid-body gets no answer
@@ -687,8 +712,9 @@ func (l *evLoop) send(c *loopConn, rt Route, fresh bool) {
 		Header: c.req.header,
 		Body:   c.in[c.reqLen-int(c.req.contentLength) : c.reqLen],
 	}
-	u.out = append(appendRequestHead(u.out[:0], &req), req.Body...)
-	u.off = 0
+	// The body goes out from the client's buffer, in the same writev as
+	// the head: no copy of a large body.
+	u.out, u.body, u.off = appendRequestHead(u.out[:0], &req), req.Body, 0
 	if !u.connecting {
 		l.writeUp(u)
 	}
@@ -738,8 +764,9 @@ func (l *evLoop) dial(rt Route) (*loopUp, error) {
 
 // writeUp writes what is left of the request.
 func (l *evLoop) writeUp(u *loopUp) {
-	for u.off < len(u.out) {
-		n, err := rawWrite(u.fd, u.out[u.off:])
+	for !u.sent() {
+		head, body := u.unsent()
+		n, err := rawWritev(u.fd, head, body)
 		switch {
 		case n > 0:
 			u.off += n
@@ -747,10 +774,21 @@ func (l *evLoop) writeUp(u *loopUp) {
 		case err == syscall.EAGAIN:
 			return // the rest when epoll says it is writable
 		default:
-			l.upFailed(u, os.NewSyscallError("write", err))
+			l.upFailed(u, os.NewSyscallError("writev", err))
 			return
 		}
 	}
+}
+
+// sent reports whether the whole request is written.
+func (u *loopUp) sent() bool { return u.off == len(u.out)+len(u.body) }
+
+// unsent returns the request's head and body from off on.
+func (u *loopUp) unsent() (head, body []byte) {
+	if u.off < len(u.out) {
+		return u.out[u.off:], u.body
+	}
+	return nil, u.body[u.off-len(u.out):]
 }
 
 func (l *evLoop) onUp(u *loopUp, ev uint32) {
@@ -781,7 +819,7 @@ func (l *evLoop) onUp(u *loopUp, ev uint32) {
 		if u.c == nil {
 			return
 		}
-	} else if ev&syscall.EPOLLOUT != 0 && u.off < len(u.out) {
+	} else if ev&syscall.EPOLLOUT != 0 && !u.sent() {
 		l.writeUp(u)
 		if u.c == nil {
 			return
@@ -869,7 +907,7 @@ var errEOF = errors.New("EOF")
 func (l *evLoop) readMore(u *loopUp, drain bool, limit int64) (rerr error, more bool) {
 	for {
 		if cap(u.in)-len(u.in) < loopReadChunk {
-			u.in = append(u.in[:cap(u.in)], make([]byte, max(loopReadChunk, cap(u.in)))...)[:len(u.in)]
+			u.in = l.grow(u.in, len(u.in)+loopReadChunk)
 		}
 		space := u.in[len(u.in):cap(u.in)]
 		n, err := rawRead(u.fd, space)
@@ -999,22 +1037,72 @@ func (l *evLoop) answer(u *loopUp, code int, hdr http.Header, body []byte, keep 
 	l.flush(c)
 }
 
-// done ends c's request: its bytes are consumed and no attempt is in flight.
-func (l *evLoop) done(c *loopConn) {
-	c.busy, c.up = false, nil
-	c.in = c.in[:copy(c.in, c.in[c.reqLen:])]
-	c.reqLen = 0
-	c.started = time.Time{}
-	if cap(c.in) > keepBufAbove && len(c.in) < loopReadChunk {
-		c.in = append([]byte(nil), c.in...)
+// maxLent bounds the bytes of large buffers a loop keeps to lend again:
+// enough for every request in flight on a loaded loop to have one (eight
+// were too few: 32 requests of 200 KB in flight allocated the rest, and the
+// collector's work showed in the tail latency).
+const maxLent = 16 << 20
+
+// grow returns b with room for need bytes (its contents kept). A large
+// buffer comes from those the loop keeps: allocating one (and the runtime
+// zeroing it) for each 200 KB request was half the loop's CPU.
+func (l *evLoop) grow(b []byte, need int) []byte {
+	if cap(b) >= need {
+		return b
+	}
+	need = max(need, 2*cap(b))
+	var nb []byte
+	if need > keepBufAbove {
+		for i, lb := range l.lent {
+			if cap(lb) >= need {
+				nb = lb[:0]
+				l.lent[i] = l.lent[len(l.lent)-1]
+				l.lent[len(l.lent)-1] = nil
+				l.lent = l.lent[:len(l.lent)-1]
+				l.lentBytes -= cap(lb)
+				break
+			}
+		}
+	}
+	if nb == nil {
+		nb = make([]byte, 0, need)
+	}
+	// b is not given back: a request being written upstream may still
+	// point into it. done and release give back what nothing points to.
+	return append(nb, b...)
+}
+
+// giveBack keeps the large buffer b for grow, within maxLent bytes.
+func (l *evLoop) giveBack(b []byte) {
+	if cap(b) > keepBufAbove && l.lentBytes+cap(b) <= maxLent {
+		l.lent = append(l.lent, b[:0])
+		l.lentBytes += cap(b)
 	}
 }
 
-// release ends u's part in a request: it goes idle when keep, else it closes.
+// done ends c's request: its bytes are consumed and no attempt is in flight.
+func (l *evLoop) done(c *loopConn) {
+	c.busy, c.up = false, nil
+	rest := c.in[c.reqLen:]
+	c.reqLen = 0
+	c.started = time.Time{}
+	if cap(c.in) > keepBufAbove && len(rest) == 0 {
+		l.giveBack(c.in) // a large request's buffer, for the next one
+		c.in = nil
+		return
+	}
+	c.in = c.in[:copy(c.in, rest)]
+}
+
+// release ends u's part in a request: it goes idle when keep, else it
+// closes. A connection whose request is not all written (the upstream
+// answered early) is not kept: its next bytes would end that request.
 func (l *evLoop) release(u *loopUp, keep bool) {
+	keep = keep && u.sent()
 	u.c = nil
-	u.in, u.out, u.off = u.in[:0], u.out[:0], 0
+	u.in, u.out, u.body, u.off = u.in[:0], u.out[:0], nil, 0
 	if cap(u.in) > keepBufAbove {
+		l.giveBack(u.in)
 		u.in = nil
 	}
 	if cap(u.out) > keepBufAbove {
