@@ -29,6 +29,10 @@ const (
 	// answerHeadMax bounds an upstream answer's head in the loop; a larger
 	// one goes to the goroutine path.
 	answerHeadMax = 64 << 10
+	// copyBodyMax: a request body up to this size is copied after its
+	// head and written with it; a larger one is written from the client's
+	// buffer with writev (a copy of 200 KB cost more than writev's iovecs).
+	copyBodyMax = 16 << 10
 	// keepBufAbove: a buffer grown past this for a rare large request or
 	// answer is let go once it is done with.
 	keepBufAbove = 256 << 10
@@ -126,8 +130,12 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// rawWritev writes head and then body in one system call.
+// rawWritev writes head and then body in one system call (write when
+// body is empty).
 func rawWritev(fd int, head, body []byte) (int, error) {
+	if len(body) == 0 {
+		return rawWrite(fd, head)
+	}
 	var iov [2]syscall.Iovec
 	n := 0
 	for _, b := range [2][]byte{head, body} {
@@ -712,9 +720,12 @@ func (l *evLoop) send(c *loopConn, rt Route, fresh bool) {
 		Header: c.req.header,
 		Body:   c.in[c.reqLen-int(c.req.contentLength) : c.reqLen],
 	}
-	// The body goes out from the client's buffer, in the same writev as
-	// the head: no copy of a large body.
-	u.out, u.body, u.off = appendRequestHead(u.out[:0], &req), req.Body, 0
+	u.out, u.body, u.off = appendRequestHead(u.out[:0], &req), nil, 0
+	if len(req.Body) <= copyBodyMax {
+		u.out = append(u.out, req.Body...) // one write
+	} else {
+		u.body = req.Body // from the client's buffer, in one writev with the head
+	}
 	if !u.connecting {
 		l.writeUp(u)
 	}
