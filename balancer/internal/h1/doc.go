@@ -2,7 +2,11 @@
 // fast path parses one plain shape of request (POST {prefix}{name} with a
 // Content-Length body) and hands every other connection to net/http, and a
 // client (Pool) that sends a request over a pooled keep-alive connection and
-// reads the answer in the caller's goroutine.
+// reads the answer in the caller's goroutine. On Linux, a Server given a
+// Router serves the fast path from epoll event loops instead (loop.go; the
+// loop in loop_linux.go, its client side in loop_client_linux.go, its
+// upstream side in loop_upstream_linux.go), which leave every connection
+// they do not fully understand to the goroutine path.
 //
 // Both exist because net/http spends more per request than proxying a lint
 // request costs (see balancer.Server and BENCHMARKS.md). Each parser takes
