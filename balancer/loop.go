@@ -62,5 +62,7 @@ func (r loopRouter) Failure(w http.ResponseWriter, lang string, rt h1.Route, res
 	r.p.fail(w, lang, rt.Key.(*Backend), res, start)
 }
 
+func (r loopRouter) Held(key any) bool { return r.p.bal.held(key.(*Backend)) }
+
 func (r loopRouter) Timeout() time.Duration { return r.p.timeout }
 func (r loopRouter) MaxBuffered() int64     { return r.p.maxResponse }

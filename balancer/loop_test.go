@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,19 +196,49 @@ func TestLoopEarlyAnswer(t *testing.T) {
 	assert.Equal(t, int64(3), conns.Load(), "a connection whose request was not all sent is not reused")
 }
 
+// TestLoopClosesRemovedBackendsConnections: once a backend leaves the
+// Balancer, the loop closes its idle connections to it.
+func TestLoopClosesRemovedBackendsConnections(t *testing.T) {
+	var open atomic.Int64
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"result":true}`)
+	}))
+	backend.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	backend.Start()
+	t.Cleanup(backend.Close)
+	e, _ := loopFront(t, balancer.ProxyOptions{}, balancer.ServerOptions{})
+	e.add(t, "python", "1.0", backend.URL)
+	code, body := e.lint(t, "python", `{}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, int64(1), open.Load(), "kept alive")
+	require.NoError(t, e.bal.RemoveBackend(context.Background(), backend.URL))
+	require.Eventually(t, func() bool { return open.Load() == 0 }, 10*time.Second, 10*time.Millisecond)
+}
+
 // TestLoopClientNotReading: a client that sends requests and never reads
 // the answers holds at most one answer in the loop, and its connection is
 // closed after ReadTimeout: an answer kept whole (chunked, as net/http
-// frames a large one) or one streamed (a Content-Length over
-// MaxResponseBody).
+// frames a large one, within MaxResponseBody) or one streamed (a
+// Content-Length over MaxResponseBody).
 func TestLoopClientNotReading(t *testing.T) {
-	big := strings.Repeat("y", 4<<20) // over any socket buffer
+	// Over what the sockets between hold for a client that does not read
+	// (the sender's buffer grows to tcp_wmem's 4 MiB): a 4 MiB answer
+	// sometimes fit.
+	big := strings.Repeat("y", 24<<20)
 	for _, tt := range []struct {
 		name      string
 		maxAnswer int64
 		length    bool
 	}{
-		{"kept whole", 0, false},
+		{"kept whole", 32 << 20, false},
 		{"streamed", 64 << 10, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

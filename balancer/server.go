@@ -79,7 +79,9 @@ type ServerOptions struct {
 	// framing): a lint is idempotent. Its timeouts are checked every
 	// 100 ms. It needs the Proxy's built-in forwarder (no
 	// ProxyOptions.Transport); elsewhere than Linux, and for a listener
-	// other than TCP, it is not used.
+	// other than TCP, it is not used. The loops accept on descriptors of
+	// their own: Serve returns at Shutdown or Close, not when the listener
+	// is closed by other means.
 	EventLoop bool
 }
 

@@ -56,6 +56,9 @@ type Router interface {
 	// the last upstream tried (Key nil: none was), res how its attempt
 	// ended. For ClientGone nobody reads the answer.
 	Failure(w http.ResponseWriter, name string, rt Route, res Outcome, start time.Time)
+	// Held reports whether the upstream of key may still be picked: the
+	// loop closes the idle connections of one that may not.
+	Held(key any) bool
 	// Timeout bounds one attempt (connecting, sending and reading the
 	// answer, a streamed one included); MaxBuffered is the largest answer
 	// kept whole before the client gets a byte.

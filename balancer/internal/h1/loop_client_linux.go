@@ -28,8 +28,9 @@ type loopConn struct {
 	// req is the request under way, taking reqLen bytes of in.
 	req    fastRequest
 	reqLen int
-	// busy: an upstream attempt is in flight on up (to rt, since attStart
-	// with its deadline; dialDeadline while connecting).
+	// busy: an upstream attempt is in flight on up, to rt, until
+	// attDeadline (dialDeadline while connecting); tried are the upstreams
+	// that failed it, attempt how many did.
 	busy         bool
 	up           *loopUp
 	rt           Route
@@ -148,9 +149,9 @@ func (l *evLoop) next(c *loopConn) {
 			return
 		}
 		total := i + 4 + int(req.contentLength)
-		// Room for the whole body at once, and a read's worth after it.
-		c.in = l.grow(c.in, total+loopReadChunk)
 		if len(c.in) < total {
+			// Room for the whole body at once, and a read's worth after.
+			c.in = l.grow(c.in, total+loopReadChunk)
 			if c.eof {
 				l.closeClient(c) // a client that stops mid-body gets no answer
 				return
@@ -254,7 +255,11 @@ func (l *evLoop) flush(c *loopConn) bool {
 			c.deadline = l.now.Add(l.s.readTimeout)
 			return true
 		default:
-			l.closeClient(c)
+			if c.busy { // a streamed answer: its attempt ends as the client's
+				l.abort(c, ClientGone, os.NewSyscallError("write", err))
+			} else {
+				l.closeClient(c)
+			}
 			return false
 		}
 	}

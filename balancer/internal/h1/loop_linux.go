@@ -91,6 +91,16 @@ func (s *Server) serveLoops(ln net.Listener) (ok bool, err error) {
 	}
 	var listening sync.WaitGroup
 	s.mu.Lock()
+	if s.inShutdown.Load() {
+		// Shutdown came while the loops were made: none starts (Shutdown
+		// may be waiting on connsWG already).
+		s.mu.Unlock()
+		for _, l := range loops {
+			_ = syscall.Close(l.lfd)
+			l.closeFDs()
+		}
+		return true, http.ErrServerClosed
+	}
 	for _, l := range loops {
 		s.wakers = append(s.wakers, l.wakeUp)
 		s.loopClients = append(s.loopClients, l.nclients.Load)
@@ -460,7 +470,8 @@ func (l *evLoop) giveBack(b []byte) {
 }
 
 // scan acts on passed deadlines: attempts that took too long, clients that
-// kept the loop waiting, upstream connections idle too long.
+// kept the loop waiting, upstream connections idle too long or to an
+// upstream the Router no longer holds.
 func (l *evLoop) scan() {
 	now := l.now
 	if !l.acceptPausedUntil.IsZero() && !now.Before(l.acceptPausedUntil) && l.lfd >= 0 {
@@ -495,9 +506,10 @@ func (l *evLoop) scan() {
 		}
 	}
 	for key, list := range l.idle {
+		held := l.r.Held(key)
 		kept := list[:0]
 		for _, u := range list {
-			if now.Sub(u.idleSince) > upIdleTimeout {
+			if !held || now.Sub(u.idleSince) > upIdleTimeout {
 				l.closeUp(u)
 			} else {
 				kept = append(kept, u)
