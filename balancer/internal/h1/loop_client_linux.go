@@ -69,38 +69,19 @@ const hangup = syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR
 // until a short read unless drain (then until EAGAIN or the end). It
 // reports false when the connection was closed.
 func (l *evLoop) readClient(c *loopConn, drain bool) bool {
-	for {
-		if len(c.in) >= l.maxIn {
-			c.readPending = true
-			return true
-		}
-		c.readPending = false
-		if cap(c.in)-len(c.in) < loopReadChunk {
-			c.in = l.grow(c.in, len(c.in)+loopReadChunk)
-		}
-		space := c.in[len(c.in):cap(c.in)]
-		n, err := rawRead(c.fd, space)
-		switch {
-		case n > 0:
-			c.in = c.in[:len(c.in)+n]
-			if n < len(space) && !drain {
-				return true // a short read: nothing more is there now
-			}
-			continue
-		case err == syscall.EAGAIN:
-			return true
-		case err == syscall.EINTR:
-			continue
-		}
-		// The client closed its side (or the connection failed): a request
-		// in flight is cut short; a whole one still buffered is answered.
-		c.eof = true
-		if c.busy {
-			l.abort(c, ClientGone, errors.New("the client closed the connection"))
-			return false
-		}
+	rerr, more := l.readInto(c.fd, &c.in, drain, l.maxIn)
+	c.readPending = more
+	if rerr == nil {
 		return true
 	}
+	// The client closed its side (or the connection failed): a request in
+	// flight is cut short; a whole one still buffered is answered.
+	c.eof = true
+	if c.busy {
+		l.abort(c, ClientGone, errors.New("the client closed the connection"))
+		return false
+	}
+	return true
 }
 
 // next serves what the client sent, request by request, while no attempt

@@ -198,7 +198,7 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 		l.streamUp(u, drain)
 		return
 	}
-	rerr, _ := l.readMore(u, drain, l.maxBuffered+answerHeadMax)
+	rerr, _ := l.readInto(u.fd, &u.in, drain, int(l.maxBuffered+answerHeadMax))
 	end := bytes.Index(u.in, []byte("\r\n\r\n"))
 	if end < 0 {
 		switch {
@@ -260,24 +260,26 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 
 var errEOF = errors.New("EOF")
 
-// readMore reads from u into u.in until a short read (unless drain: see
-// hangup), until nothing is left, or until u.in holds limit bytes (more:
-// bytes may be left). rerr is the error that ended the connection (errEOF
-// for its end).
-func (l *evLoop) readMore(u *loopUp, drain bool, limit int64) (rerr error, more bool) {
+// readInto reads from fd into *buf (grown as needed) until a short read
+// (unless drain: see hangup), until nothing is left, or until *buf holds
+// limit bytes (more: bytes may be left). rerr is what ended the
+// connection (errEOF for its end).
+func (l *evLoop) readInto(fd int, buf *[]byte, drain bool, limit int) (rerr error, more bool) {
 	for {
-		if cap(u.in)-len(u.in) < loopReadChunk {
-			u.in = l.grow(u.in, len(u.in)+loopReadChunk)
+		b := *buf
+		if len(b) >= limit {
+			return nil, true
 		}
-		space := u.in[len(u.in):cap(u.in)]
-		n, err := rawRead(u.fd, space)
+		if cap(b)-len(b) < loopReadChunk {
+			b = l.grow(b, len(b)+loopReadChunk)
+			*buf = b
+		}
+		space := b[len(b):cap(b)]
+		n, err := rawRead(fd, space)
 		switch {
 		case n > 0:
-			u.in = u.in[:len(u.in)+n]
-			if int64(len(u.in)) >= limit {
-				return nil, true
-			}
-			if n < len(space) && !drain {
+			*buf = b[:len(b)+n]
+			if n < len(space) && !drain && len(*buf) < limit {
 				return nil, false
 			}
 		case err == syscall.EINTR:
@@ -332,7 +334,7 @@ func (l *evLoop) streamUp(u *loopUp, drain bool) {
 			u.readPending = true // the rest once the client took this
 			return
 		}
-		rerr, more := l.readMore(u, drain || u.hup, streamChunk)
+		rerr, more := l.readInto(u.fd, &u.in, drain || u.hup, streamChunk)
 		if len(u.in) > 0 {
 			take := min(int64(len(u.in)), u.left)
 			c.out, c.off = append(c.out[:0], u.in[:take]...), 0
