@@ -223,6 +223,50 @@ func TestLoopClosesRemovedBackendsConnections(t *testing.T) {
 	require.Eventually(t, func() bool { return open.Load() == 0 }, 10*time.Second, 10*time.Millisecond)
 }
 
+// TestLoopBytesAfterAnAnswer: an upstream whose answer fills what the loop
+// reads at once, and that sends more after it, never has its connection
+// reused (the rest would be taken for the next answer).
+func TestLoopBytesAfterAnAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	var conns, requests atomic.Int64
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := conns.Add(1)
+			go func() {
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					requests.Add(1)
+					_, _ = io.Copy(io.Discard, req.Body)
+					// An answer exactly as long as the loop reads at once
+					// (MaxResponseBody + 64 KiB), then a stray answer.
+					head := "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-Pad: "
+					pad := strings.Repeat("p", 4<<10+64<<10-len(head)-len("\r\n\r\nconn00"))
+					_, _ = fmt.Fprintf(nc, "%s%s\r\n\r\nconn%02dHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray", head, pad, n)
+				}
+			}()
+		}
+	}()
+	e, _ := loopFront(t, balancer.ProxyOptions{MaxResponseBody: 4 << 10}, balancer.ServerOptions{})
+	e.add(t, "python", "1.0", "http://"+ln.Addr().String())
+	for i := range 3 {
+		code, got := e.lint(t, "python", `{}`)
+		require.Equal(t, http.StatusOK, code, "request %d: %s", i, got)
+		require.Equal(t, fmt.Sprintf("conn%02d", i+1), got, "request %d answered on a connection of its own", i)
+	}
+	assert.Equal(t, int64(3), requests.Load(), "each request sent once (none on a connection out of step)")
+}
+
 // TestLoopClientNotReading: a client that sends requests and never reads
 // the answers holds at most one answer in the loop, and its connection is
 // closed after ReadTimeout: an answer kept whole (chunked, as net/http

@@ -198,7 +198,9 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 		l.streamUp(u, drain)
 		return
 	}
-	rerr, _ := l.readInto(u.fd, &u.in, drain, int(l.maxBuffered+answerHeadMax))
+	// more: the read stopped at its limit with bytes maybe left, which may
+	// follow a whole answer: such a connection is not kept.
+	rerr, more := l.readInto(u.fd, &u.in, drain, int(l.maxBuffered+answerHeadMax))
 	end := bytes.Index(u.in, []byte("\r\n\r\n"))
 	if end < 0 {
 		switch {
@@ -242,7 +244,7 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 			l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
 		case done:
 			l.chunkBuf = appendChunked(l.chunkBuf[:0], body[:taken])
-			l.answer(u, code, hdr, l.chunkBuf, len(body) == taken && rerr == nil)
+			l.answer(u, code, hdr, l.chunkBuf, len(body) == taken && rerr == nil && !more)
 			if cap(l.chunkBuf) > keepBufAbove {
 				l.chunkBuf = nil
 			}
@@ -255,7 +257,7 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 		}
 		return
 	}
-	l.answer(u, code, hdr, body[:cl], int64(len(body)) == cl && rerr == nil)
+	l.answer(u, code, hdr, body[:cl], int64(len(body)) == cl && rerr == nil && !more)
 }
 
 var errEOF = errors.New("EOF")
@@ -274,7 +276,7 @@ func (l *evLoop) readInto(fd int, buf *[]byte, drain bool, limit int) (rerr erro
 			b = l.grow(b, len(b)+loopReadChunk)
 			*buf = b
 		}
-		space := b[len(b):cap(b)]
+		space := b[len(b):min(cap(b), limit)] // never past limit: see more
 		n, err := rawRead(fd, space)
 		switch {
 		case n > 0:
