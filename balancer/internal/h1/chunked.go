@@ -71,8 +71,8 @@ func cutLine(b []byte) (line, rest []byte, found bool) {
 	return b[:i], b[i+2:], true
 }
 
-// chunkSize parses a chunk's size line: hexadecimal digits, then an
-// optional extension after ';' (ignored), which holds no control byte.
+// chunkSize parses a chunk's size line: hexadecimal digits, then spaces or
+// an extension after ';' (ignored) that holds no control byte.
 func chunkSize(line []byte) (int64, bool) {
 	var n int64
 	i := 0
@@ -82,11 +82,16 @@ func chunkSize(line []byte) (int64, bool) {
 		}
 		n = n<<4 | int64(hexValue(line[i]))
 	}
-	if i == 0 {
+	if i == 0 || len(line)+2 >= maxChunkLine { // net/http's limit, CRLF included
 		return 0, false
 	}
-	rest := bytes.TrimLeft(line[i:], " \t")
-	if len(rest) > 0 && rest[0] != ';' {
+	// As net/http reads it: spaces may end the line, but the extension's
+	// ';' must follow the digits at once.
+	rest := line[i:]
+	if len(bytes.TrimLeft(rest, " \t")) == 0 {
+		return n, true
+	}
+	if rest[0] != ';' {
 		return 0, false
 	}
 	for _, c := range rest {

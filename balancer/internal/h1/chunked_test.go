@@ -27,6 +27,8 @@ func TestScanChunked(t *testing.T) {
 		{"cut before the trailers end", "0\r\nX-T: 1\r\n", false, true, 0, "", 100},
 		{"bare LF", "5\nhello\r\n0\r\n\r\n", false, false, 0, "", 100},
 		{"not hex", "5g\r\nhello\r\n0\r\n\r\n", false, false, 0, "", 100},
+		{"space before the extension (net/http refuses it)", "0 ;\r\n\r\n", false, false, 0, "", 100},
+		{"spaces after the size", "2 \r\nok\r\n0\r\n\r\n", true, true, 13, "ok", 100},
 		{"empty size", "\r\nhello\r\n0\r\n\r\n", false, false, 0, "", 100},
 		{"data not ended by CRLF", "5\r\nhelloXX0\r\n\r\n", false, false, 0, "", 100},
 		{"over the limit", "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", false, false, 0, "", 10},
