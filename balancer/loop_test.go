@@ -153,40 +153,33 @@ func TestLoopLargeBodies(t *testing.T) {
 	}
 }
 
+// serveRequests runs answer for each request read from a rawBackend
+// connection until it reports false.
+func serveRequests(nc net.Conn, br *bufio.Reader, answer func(req *http.Request) bool) {
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil || !answer(req) {
+			return
+		}
+	}
+}
+
 // TestLoopEarlyAnswer: an upstream that answers before it read the whole
 // request gets no further request on that connection (its next bytes would
 // be the rest of the first body), and the client gets each answer.
 func TestLoopEarlyAnswer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
 	var conns atomic.Int64
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() {
-				defer nc.Close()
-				br := bufio.NewReader(nc)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					// The answer before the body, then the body read.
-					_, _ = io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-					if _, err := io.Copy(io.Discard, req.Body); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
+	addr := rawBackend(t, func(nc net.Conn, br *bufio.Reader) {
+		conns.Add(1)
+		serveRequests(nc, br, func(req *http.Request) bool {
+			// The answer before the body, then the body read.
+			_, _ = io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			_, err := io.Copy(io.Discard, req.Body)
+			return err == nil
+		})
+	})
 	e, _ := loopFront(t, balancer.ProxyOptions{MaxBody: 32 << 20}, balancer.ServerOptions{})
-	e.add(t, "python", "1.0", "http://"+ln.Addr().String())
+	e.add(t, "python", "1.0", addr)
 	body := strings.Repeat("z", 24<<20) // more than the sockets between take at once
 	for i := range 3 {
 		code, got := e.lint(t, "python", body)
@@ -227,38 +220,22 @@ func TestLoopClosesRemovedBackendsConnections(t *testing.T) {
 // reads at once, and that sends more after it, never has its connection
 // reused (the rest would be taken for the next answer).
 func TestLoopBytesAfterAnAnswer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
 	var conns, requests atomic.Int64
-	go func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n := conns.Add(1)
-			go func() {
-				defer nc.Close()
-				br := bufio.NewReader(nc)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					requests.Add(1)
-					_, _ = io.Copy(io.Discard, req.Body)
-					// An answer exactly as long as the loop reads at once
-					// (MaxResponseBody + 64 KiB), then a stray answer.
-					head := "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-Pad: "
-					pad := strings.Repeat("p", 4<<10+64<<10-len(head)-len("\r\n\r\nconn00"))
-					_, _ = fmt.Fprintf(nc, "%s%s\r\n\r\nconn%02dHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray", head, pad, n)
-				}
-			}()
-		}
-	}()
+	addr := rawBackend(t, func(nc net.Conn, br *bufio.Reader) {
+		n := conns.Add(1)
+		serveRequests(nc, br, func(req *http.Request) bool {
+			requests.Add(1)
+			_, _ = io.Copy(io.Discard, req.Body)
+			// An answer exactly as long as the loop reads at once
+			// (MaxResponseBody + 64 KiB), then a stray answer.
+			head := "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-Pad: "
+			pad := strings.Repeat("p", 4<<10+64<<10-len(head)-len("\r\n\r\nconn00"))
+			_, _ = fmt.Fprintf(nc, "%s%s\r\n\r\nconn%02dHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray", head, pad, n)
+			return true
+		})
+	})
 	e, _ := loopFront(t, balancer.ProxyOptions{MaxResponseBody: 4 << 10}, balancer.ServerOptions{})
-	e.add(t, "python", "1.0", "http://"+ln.Addr().String())
+	e.add(t, "python", "1.0", addr)
 	for i := range 3 {
 		code, got := e.lint(t, "python", `{}`)
 		require.Equal(t, http.StatusOK, code, "request %d: %s", i, got)
