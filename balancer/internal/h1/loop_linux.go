@@ -78,6 +78,10 @@ func (s *Server) serveLoops(ln net.Listener) (ok bool, err error) {
 				_ = syscall.Close(l.lfd)
 				l.closeFDs()
 			}
+			if s.inShutdown.Load() {
+				// A Close or Shutdown closed ln under us.
+				return true, http.ErrServerClosed
+			}
 			return true, fmt.Errorf("h1: event loop: %w", derr)
 		}
 		loops = append(loops, l)
