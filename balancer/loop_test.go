@@ -216,32 +216,156 @@ func TestLoopClosesRemovedBackendsConnections(t *testing.T) {
 	require.Eventually(t, func() bool { return open.Load() == 0 }, 10*time.Second, 10*time.Millisecond)
 }
 
-// TestLoopBytesAfterAnAnswer: an upstream whose answer fills what the loop
-// reads at once, and that sends more after it, never has its connection
-// reused (the rest would be taken for the next answer).
+// TestLoopBytesAfterAnAnswer: an upstream that sends more after an answer
+// never has its connection reused (the rest would be taken for the next
+// answer): an answer streamed (over MaxResponseBody) that ends exactly
+// where the loop's first read stops, and a chunked one whose framing alone
+// is over what the loop reads at once (its whole chunks are decoded in
+// place to make room).
 func TestLoopBytesAfterAnAnswer(t *testing.T) {
-	var conns, requests atomic.Int64
-	addr := rawBackend(t, func(nc net.Conn, br *bufio.Reader) {
-		n := conns.Add(1)
+	const maxAnswer = 4 << 10
+	// What the loop reads of an answer at once: MaxResponseBody, 64 KiB
+	// of head and 4 KiB of a chunk's size line.
+	const readLimit = maxAnswer + 64<<10 + 4<<10
+	streamed := readLimit - len(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", readLimit))
+	for _, tt := range []struct {
+		name   string
+		size   int // of the answer's body
+		answer func(n int64) string
+	}{
+		{"streamed, ending at the read's limit", streamed, func(n int64) string {
+			head := "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+			body := fmt.Sprintf("conn%02d", n) + strings.Repeat(".", streamed-6)
+			return fmt.Sprintf(head, streamed) + body
+		}},
+		{"chunked, its framing over the read's limit", maxAnswer, func(n int64) string {
+			var b strings.Builder
+			b.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+			body := fmt.Sprintf("conn%02d", n) + strings.Repeat(".", maxAnswer-6)
+			for _, c := range []byte(body) { // 4 KiB in 1-byte chunks of 25 bytes
+				fmt.Fprintf(&b, "1;pad=%s\r\n%c\r\n", strings.Repeat("p", 14), c)
+			}
+			b.WriteString("0\r\n\r\n")
+			return b.String()
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var conns, requests atomic.Int64
+			addr := rawBackend(t, func(nc net.Conn, br *bufio.Reader) {
+				n := conns.Add(1)
+				serveRequests(nc, br, func(req *http.Request) bool {
+					requests.Add(1)
+					_, _ = io.Copy(io.Discard, req.Body)
+					_, _ = io.WriteString(nc, tt.answer(n)+"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray")
+					return true
+				})
+			})
+			e, _ := loopFront(t, balancer.ProxyOptions{MaxResponseBody: maxAnswer}, balancer.ServerOptions{})
+			e.add(t, "python", "1.0", addr)
+			for i := range 3 {
+				code, got := e.lint(t, "python", `{}`)
+				require.Equal(t, http.StatusOK, code, "request %d: %.100s", i, got)
+				require.True(t, strings.HasPrefix(got, fmt.Sprintf("conn%02d.", i+1)), "request %d answered on a connection of its own: %.20s", i, got)
+				require.Equal(t, tt.size, len(got), "request %d", i)
+			}
+			assert.Equal(t, int64(3), requests.Load(), "each request sent once (none on a connection out of step)")
+		})
+	}
+}
+
+// TestLoopAnswerShapes: answers with a Connection header, and 204s, are
+// passed on by the loop: each request goes upstream once (not again on the
+// goroutine path), the hop-by-hop headers stay behind, and the upstream
+// connection is kept unless the answer said "close".
+func TestLoopAnswerShapes(t *testing.T) {
+	for _, tt := range []struct {
+		name, answer string
+		code         int
+		body         string
+		conns        int64
+	}{
+		{"keep-alive, as Node sends it", "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n{}", 200, "{}", 1},
+		{"close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", 200, "{}", 3},
+		{"a header for this hop only", "HTTP/1.1 200 OK\r\nConnection: X-Hop\r\nX-Hop: 1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 200, "{}", 1},
+		{"no content", "HTTP/1.1 204 No Content\r\n\r\n", 204, "", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var conns, requests atomic.Int64
+			addr := rawBackend(t, func(nc net.Conn, br *bufio.Reader) {
+				conns.Add(1)
+				serveRequests(nc, br, func(req *http.Request) bool {
+					requests.Add(1)
+					_, _ = io.Copy(io.Discard, req.Body)
+					_, _ = io.WriteString(nc, tt.answer)
+					return !strings.Contains(tt.answer, "close")
+				})
+			})
+			e, _ := loopFront(t, balancer.ProxyOptions{}, balancer.ServerOptions{})
+			e.add(t, "python", "1.0", addr)
+			c := dialRaw(t, e.url)
+			for i := range 3 {
+				c.send(lintRequest("/lint/python", "{}"))
+				resp, body := c.response()
+				require.Equal(t, tt.code, resp.StatusCode, "request %d", i)
+				assert.Equal(t, tt.body, body)
+				assert.Empty(t, resp.Header.Values("Connection"), "hop-by-hop")
+				assert.Empty(t, resp.Header.Values("Keep-Alive"), "hop-by-hop")
+				assert.Empty(t, resp.Header.Values("X-Hop"), "named by Connection")
+				if tt.code == http.StatusNoContent {
+					assert.Empty(t, resp.Header.Values("Content-Length"), "none on a 204")
+				}
+			}
+			assert.Equal(t, int64(3), requests.Load(), "each request sent once")
+			assert.Equal(t, tt.conns, conns.Load(), "upstream connections")
+		})
+	}
+}
+
+// TestLoopUpstreamResetMidBody: an upstream that resets its connection
+// while the loop writes a large body fails that attempt once. With no
+// other upstream the client gets one 502, and its next request on the
+// same connection its own answer; with another, the request goes there
+// and is answered once.
+func TestLoopUpstreamResetMidBody(t *testing.T) {
+	var good atomic.Int64
+	goodAddr := rawBackend(t, func(nc net.Conn, br *bufio.Reader) {
 		serveRequests(nc, br, func(req *http.Request) bool {
-			requests.Add(1)
+			n := good.Add(1)
 			_, _ = io.Copy(io.Discard, req.Body)
-			// An answer exactly as long as the loop reads at once
-			// (MaxResponseBody + 64 KiB), then a stray answer.
-			head := "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-Pad: "
-			pad := strings.Repeat("p", 4<<10+64<<10-len(head)-len("\r\n\r\nconn00"))
-			_, _ = fmt.Fprintf(nc, "%s%s\r\n\r\nconn%02dHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray", head, pad, n)
+			_, _ = fmt.Fprintf(nc, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\ngood%d", n%10)
 			return true
 		})
 	})
-	e, _ := loopFront(t, balancer.ProxyOptions{MaxResponseBody: 4 << 10}, balancer.ServerOptions{})
-	e.add(t, "python", "1.0", addr)
-	for i := range 3 {
-		code, got := e.lint(t, "python", `{}`)
+	resetAddr := rawBackend(t, func(nc net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err == nil {
+			_ = nc.(*net.TCPConn).SetLinger(0) // close with a reset, the body unread
+		}
+	})
+	// A body over what the sockets between hold, so that the loop is
+	// still writing it when the reset comes.
+	e, _ := loopFront(t, balancer.ProxyOptions{MaxBody: 32 << 20}, balancer.ServerOptions{})
+	body := `{"code":"` + strings.Repeat("x", 16<<20) + `"}`
+	c := dialRaw(t, e.url)
+
+	e.add(t, "python", "1.0", resetAddr)
+	c.send(lintRequest("/lint/python", body))
+	code, _, got := c.answer()
+	require.Equal(t, http.StatusBadGateway, code, got)
+	require.NoError(t, e.bal.RemoveBackend(context.Background(), resetAddr))
+	e.add(t, "python", "1.0", goodAddr)
+	c.send(lintRequest("/lint/python", `{}`))
+	code, _, got = c.answer()
+	require.Equal(t, http.StatusOK, code, "the next request's own answer: %s", got)
+	require.Equal(t, "good1", got)
+
+	e.add(t, "python", "1.0", resetAddr)
+	for i := range 6 {
+		c.send(lintRequest("/lint/python", body))
+		code, _, got := c.answer()
 		require.Equal(t, http.StatusOK, code, "request %d: %s", i, got)
-		require.Equal(t, fmt.Sprintf("conn%02d", i+1), got, "request %d answered on a connection of its own", i)
+		require.Equal(t, fmt.Sprintf("good%d", good.Load()%10), got, "request %d: its own answer", i)
 	}
-	assert.Equal(t, int64(3), requests.Load(), "each request sent once (none on a connection out of step)")
+	assert.Equal(t, int64(7), good.Load(), "each request answered once")
 }
 
 // TestLoopClientNotReading: a client that sends requests and never reads

@@ -32,6 +32,8 @@ const (
 	// DefaultMaxResponseBody bounds an upstream answer when
 	// ProxyOptions.MaxResponseBody is zero.
 	DefaultMaxResponseBody = 8 << 20
+	// maxLimit bounds MaxBody and MaxResponseBody.
+	maxLimit = 1 << 40
 	// DefaultMaxRetries bounds the retries of one request when
 	// ProxyOptions.MaxRetries is zero.
 	DefaultMaxRetries = 16
@@ -45,7 +47,7 @@ type ProxyOptions struct {
 	// internal/h1) and NewTransport() for https:// ones.
 	Transport http.RoundTripper
 	// MaxBody limits request bodies; a larger one is answered 413.
-	// 0 means httpjson.DefaultMaxBody (1 MiB).
+	// 0 means httpjson.DefaultMaxBody (1 MiB); at most 1 TiB.
 	MaxBody int64
 	// MaxResponseBody is the buffer of upstream answers. An answer up to
 	// this size is read whole before the client sees a byte, so a backend
@@ -56,7 +58,7 @@ type ProxyOptions struct {
 	// incomplete answer, never a whole one. A larger answer without a
 	// Content-Length (chunked, or ended by closing) is answered 502 naming
 	// this limit. Neither counts against the backend. 0 means
-	// DefaultMaxResponseBody.
+	// DefaultMaxResponseBody; at most 1 TiB.
 	MaxResponseBody int64
 	// Timeout bounds one upstream attempt: connecting, sending, and reading
 	// the whole answer (streamed ones included). When it expires the client
@@ -260,6 +262,10 @@ func NewProxy(b *Balancer, opts ProxyOptions) (*Proxy, error) {
 	}
 	if p.maxBody < 0 || p.maxResponse < 0 || p.timeout < 0 {
 		return nil, errors.New("balancer: ProxyOptions limits must not be negative")
+	}
+	if p.maxBody > maxLimit || p.maxResponse > maxLimit {
+		// Past this, the sums of a limit and a head's size could wrap.
+		return nil, fmt.Errorf("balancer: ProxyOptions.MaxBody %d and MaxResponseBody %d must be at most %d (1 TiB)", p.maxBody, p.maxResponse, maxLimit)
 	}
 	if p.maxBody == 0 {
 		p.maxBody = httpjson.DefaultMaxBody

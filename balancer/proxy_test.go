@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -503,6 +504,8 @@ func TestNewProxyValidation(t *testing.T) {
 	b := newBalancer(t, balancer.Options{})
 	_, err = balancer.NewProxy(b, balancer.ProxyOptions{Timeout: -1})
 	assert.Error(t, err)
+	_, err = balancer.NewProxy(b, balancer.ProxyOptions{MaxResponseBody: math.MaxInt64})
+	assert.ErrorContains(t, err, "MaxResponseBody")
 }
 
 func TestCheckerReadmits(t *testing.T) {

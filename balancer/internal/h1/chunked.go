@@ -5,28 +5,30 @@ import "bytes"
 // scanChunked scans the chunked body (RFC 9112 7.1) at the start of b:
 // done when it is whole, with taken the bytes it spans (its trailer
 // section included) and size the length of its data; ok false when it is
-// malformed or its data would exceed limit. A line must end in CRLF.
+// malformed or its data would exceed limit. When it is not whole yet,
+// taken and size are those of its whole data chunks so far. A line must
+// end in CRLF.
 func scanChunked(b []byte, limit int64) (taken int, size int64, done, ok bool) {
 	for {
 		line, rest, found := cutLine(b[taken:])
 		if !found {
-			return 0, 0, false, len(b)-taken <= maxChunkLine
+			return taken, size, false, len(b)-taken <= maxChunkLine
 		}
 		n, valid := chunkSize(line)
 		if !valid || size+n > limit {
 			return 0, 0, false, false
 		}
-		taken += len(line) + 2
 		if n == 0 {
 			// The trailer section: field lines up to an empty one.
+			end := taken + len(line) + 2
 			for {
-				line, _, found := cutLine(b[taken:])
+				line, _, found := cutLine(b[end:])
 				if !found {
-					return 0, 0, false, len(b)-taken <= maxChunkLine
+					return taken, size, false, len(b)-end <= maxChunkLine
 				}
-				taken += len(line) + 2
+				end += len(line) + 2
 				if len(line) == 0 {
-					return taken, size, true, true
+					return end, size, true, true
 				}
 				if bytes.IndexByte(line, ':') <= 0 {
 					return 0, 0, false, false
@@ -34,14 +36,29 @@ func scanChunked(b []byte, limit int64) (taken int, size int64, done, ok bool) {
 			}
 		}
 		if int64(len(rest)) < n+2 {
-			return 0, 0, false, true
+			return taken, size, false, true
 		}
 		if rest[n] != '\r' || rest[n+1] != '\n' {
 			return 0, 0, false, false
 		}
-		taken += int(n) + 2
+		taken += len(line) + 2 + int(n) + 2
 		size += n
 	}
+}
+
+// decodeChunks decodes the whole data chunks b (as scanChunked took them)
+// in place, to b's start, and returns the data's length.
+func decodeChunks(b []byte) int {
+	w, r := 0, 0
+	for r < len(b) {
+		line, _, _ := cutLine(b[r:])
+		n, _ := chunkSize(line)
+		data := r + len(line) + 2
+		// Down over the size lines, parsed already: copy is a memmove.
+		w += copy(b[w:], b[data:data+int(n)])
+		r = data + int(n) + 2
+	}
+	return w
 }
 
 // appendChunked appends the data of the whole chunked body b (as

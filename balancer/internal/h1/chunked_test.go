@@ -22,9 +22,9 @@ func TestScanChunked(t *testing.T) {
 		{"extension and upper-case hex", "A;name=v\r\n0123456789\r\n0\r\n\r\n", true, true, 27, "0123456789", 100},
 		{"trailers", "2\r\nok\r\n0\r\nX-T: 1\r\nX-U: 2\r\n\r\n", true, true, 28, "ok", 100},
 		{"bytes after it", "2\r\nok\r\n0\r\n\r\nHTTP/1.1", true, true, 12, "ok", 100},
-		{"cut in a size line", "5\r\nhello\r\n6", false, true, 0, "", 100},
+		{"cut in a size line", "5\r\nhello\r\n6", false, true, 10, "hello", 100},
 		{"cut in data", "5\r\nhel", false, true, 0, "", 100},
-		{"cut before the trailers end", "0\r\nX-T: 1\r\n", false, true, 0, "", 100},
+		{"cut before the trailers end", "2\r\nok\r\n0\r\nX-T: 1\r\n", false, true, 7, "ok", 100},
 		{"bare LF", "5\nhello\r\n0\r\n\r\n", false, false, 0, "", 100},
 		{"not hex", "5g\r\nhello\r\n0\r\n\r\n", false, false, 0, "", 100},
 		{"space before the extension (net/http refuses it)", "0 ;\r\n\r\n", false, false, 0, "", 100},
@@ -40,10 +40,16 @@ func TestScanChunked(t *testing.T) {
 			taken, size, done, ok := scanChunked([]byte(tt.in), tt.limit)
 			assert.Equal(t, tt.ok, ok, "ok")
 			assert.Equal(t, tt.done, done, "done")
-			if done {
+			if ok {
+				// Whole, or its whole chunks so far.
 				assert.Equal(t, tt.taken, taken)
 				assert.Equal(t, int64(len(tt.data)), size)
 				assert.Equal(t, tt.data, string(appendChunked(nil, []byte(tt.in)[:taken])))
+			}
+			if ok && !done {
+				b := []byte(tt.in)
+				n := decodeChunks(b[:taken])
+				assert.Equal(t, tt.data, string(b[:n]), "decoded in place")
 			}
 		})
 	}
@@ -57,6 +63,18 @@ func FuzzScanChunked(f *testing.F) {
 	f.Add([]byte("0\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		taken, size, done, ok := scanChunked(b, 1<<20)
+		if ok && !done {
+			// The whole chunks so far decode in place to their data.
+			want := appendChunked(nil, b[:taken])
+			if int64(len(want)) != size {
+				t.Fatalf("size %d, data %d bytes", size, len(want))
+			}
+			in := bytes.Clone(b[:taken])
+			if n := decodeChunks(in); !bytes.Equal(in[:n], want) {
+				t.Fatalf("%q decoded in place to %q, want %q", b[:taken], in[:n], want)
+			}
+			return
+		}
 		if !done || !ok {
 			return
 		}

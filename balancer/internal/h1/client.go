@@ -325,12 +325,13 @@ func (b *streamBody) Close() error {
 }
 
 // readAnswerFast parses the head of the common answer: HTTP/1.1, a final
-// status, a body framed by one Content-Length, no Connection or
-// Transfer-Encoding header, and the whole head already in br's buffer. It
-// then consumes the head and returns the answer (its body left in br); the
-// header text is copied in one allocation, and the keys and values are
-// substrings of it. For anything else it consumes nothing and returns false,
-// and http.ReadResponse parses the answer (and reports malformed ones).
+// status with a body, framed by one Content-Length, no Connection, Trailer
+// or Transfer-Encoding header, and the whole head already in br's
+// buffer. It then consumes the head and returns the answer (its body left
+// in br); the header text is copied in one allocation, and the keys and
+// values are substrings of it. For anything else it consumes nothing and
+// returns false, and http.ReadResponse parses the answer (and reports
+// malformed ones).
 func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 	buf, _ := br.Peek(br.Buffered())
 	end := bytes.Index(buf, []byte("\r\n\r\n"))
@@ -338,70 +339,110 @@ func readAnswerFast(br *bufio.Reader) (*http.Response, bool) {
 		return nil, false
 	}
 	head := string(buf[:end+2]) // every line ends in CRLF
-	code, h, cl, chunked, ok := parseAnswerHead(nil, head)
-	if !ok || chunked {
+	a, ok := parseAnswerHead(nil, head)
+	if !ok || a.chunked || a.hop {
 		return nil, false
 	}
 	_, _ = br.Discard(end + 4)
 	return &http.Response{
 		Status:        line9(head),
-		StatusCode:    code,
+		StatusCode:    a.code,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        h,
+		Header:        a.header,
 		Body:          http.NoBody,
-		ContentLength: cl,
+		ContentLength: a.length,
 	}, true
 }
 
+// answerHead is an upstream answer's head, as parseAnswerHead reads it.
+type answerHead struct {
+	code   int
+	header http.Header
+	// length is the Content-Length, -1 when chunked; 0 for a 204 or 304,
+	// which have no body whatever their header says.
+	length  int64
+	chunked bool
+	// close: "Connection: close", the upstream ends the connection after
+	// the answer. hop: the head has a Connection header (the headers it
+	// names are taken out of header), or it is a 204 or 304.
+	close, hop bool
+}
+
 // parseAnswerHead parses head, an answer's head up to its last CRLF, if it
-// has the common shape readAnswerFast takes, into its status, headers (in
-// space's storage, or new with nil) and Content-Length; or, with chunked,
-// the same shape framed by "Transfer-Encoding: chunked" alone (cl -1).
-func parseAnswerHead(space *headerSpace, head string) (code int, h http.Header, cl int64, chunked, ok bool) {
+// has the common shape: HTTP/1.1, a final status, a body framed by one
+// Content-Length or by "Transfer-Encoding: chunked" alone (or no body: 204
+// and 304). The headers are in space's storage (new with nil).
+func parseAnswerHead(space *headerSpace, head string) (a answerHead, ok bool) {
 	line, rest, _ := strings.Cut(head, "\r\n")
 	// "HTTP/1.1 200 OK" (the reason may be empty or missing).
 	if len(line) < 12 || line[:9] != "HTTP/1.1 " || (len(line) > 12 && line[12] != ' ') {
-		return 0, nil, 0, false, false
+		return a, false
 	}
 	for i := 12; i < len(line); i++ {
 		if c := line[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return 0, nil, 0, false, false // a bare CR or LF ends a line for net/http
+			return a, false // a bare CR or LF ends a line for net/http
 		}
 	}
 	for _, d := range []byte(line[9:12]) {
 		if d < '0' || d > '9' {
-			return 0, nil, 0, false, false
+			return a, false
 		}
-		code = code*10 + int(d-'0')
+		a.code = a.code*10 + int(d-'0')
 	}
-	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
-		return 0, nil, 0, false, false
+	if a.code < 200 {
+		return a, false // 1xx: a final answer follows
 	}
-	cl = -1
-	h, ok = parseHeaderLines(space, rest, func(k, v string) bool {
+	a.length = -1
+	named := false // Connection names another header
+	a.header, ok = parseHeaderLines(space, rest, func(k, v string) bool {
 		switch k {
-		case "Connection", "Trailer":
-			return false
+		case "Connection":
+			a.hop = true
+			for f := range strings.SplitSeq(v, ",") {
+				switch f = strings.TrimSpace(f); {
+				case strings.EqualFold(f, "close"):
+					a.close = true
+				case f != "" && !strings.EqualFold(f, "keep-alive"):
+					named = true
+				}
+			}
+		case "Trailer":
+			return false // net/http checks the trailers it announces
 		case "Transfer-Encoding":
-			if chunked || v != "chunked" {
+			if a.chunked || v != "chunked" {
 				return false
 			}
-			chunked = true
+			a.chunked = true
 		case "Content-Length":
 			n, ok := parseLength(v)
-			if cl >= 0 || !ok {
+			if a.length >= 0 || !ok {
 				return false
 			}
-			cl = n
+			a.length = n
 		}
 		return true
 	})
-	if !ok || (cl < 0) == !chunked {
-		return 0, nil, 0, false, false // neither framing, or both
+	if !ok {
+		return a, false
 	}
-	return code, h, cl, chunked, true
+	if a.code == http.StatusNoContent || a.code == http.StatusNotModified {
+		a.length, a.chunked, a.hop = 0, false, true
+	} else if (a.length < 0) == !a.chunked {
+		return a, false // neither framing, or both
+	}
+	if named {
+		// Connection names headers for this hop only.
+		for _, v := range a.header["Connection"] {
+			for f := range strings.SplitSeq(v, ",") {
+				if k := http.CanonicalHeaderKey(strings.TrimSpace(f)); k != "Connection" {
+					delete(a.header, k)
+				}
+			}
+		}
+	}
+	return a, true
 }
 
 // line9 returns the status of the status line at the start of head:

@@ -33,7 +33,7 @@ func TestReadAnswerFast(t *testing.T) {
 		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 15\r\n\r\n" + body, false},
 		{"HTTP/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 15\r\n\r\n" + body, false},
 		{"informational", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 15\r\n\r\n" + body, false},
-		{"lower-case key", "HTTP/1.1 200 OK\r\ncontent-length: 15\r\n\r\n" + body, false},
+		{"lower-case keys", "HTTP/1.1 200 OK\r\ncontent-length: 15\r\nx-request-id: 7\r\n\r\n" + body, true},
 		{"folded", "HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 15\r\n\r\n" + body, false},
 		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: +15\r\n\r\n" + body, false},
 		{"two lengths", "HTTP/1.1 200 OK\r\nContent-Length: 15\r\nContent-Length: 15\r\n\r\n" + body, false},
@@ -75,6 +75,7 @@ func FuzzReadAnswerFast(f *testing.F) {
 		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
 		"HTTP/1.1 404 Not Found\r\nX-Tab: a\tb \r\nContent-Length: 3\r\n\r\nabc",
 		"HTTP/1.1 200 OK\r\nContent-Length: 007\r\n\r\n1234567",
+		"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -98,6 +99,61 @@ func FuzzReadAnswerFast(f *testing.F) {
 		_, gerr := io.ReadFull(br, gotBody)
 		if werr == nil && gerr == nil {
 			assert.Equal(t, wantBody, gotBody)
+		}
+	})
+}
+
+// FuzzParseAnswerHead: whatever answer head the event loop takes,
+// http.ReadResponse parses alike: the status, the headers (less those
+// Connection names for this hop), the framing, and whether the connection
+// ends after the answer.
+func FuzzParseAnswerHead(f *testing.F) {
+	for _, seed := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\n",
+		"HTTP/1.1 503 Service Unavailable\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 204 No Content\r\nDate: Thu, 26 Nov 2026 03:00:00 GMT\r\n\r\n",
+		"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+		"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: Close\r\n\r\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, head []byte) {
+		if !bytes.HasSuffix(head, []byte("\r\n\r\n")) || bytes.Count(head, []byte("\r\n\r\n")) != 1 {
+			return
+		}
+		a, ok := parseAnswerHead(nil, string(head[:len(head)-2]))
+		if !ok {
+			return
+		}
+		want, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(head)), nil)
+		require.NoError(t, err, "the loop took an answer net/http refuses: %q", head)
+		assert.Equal(t, want.StatusCode, a.code)
+		assert.Equal(t, want.Close, a.close, "close")
+		switch {
+		case a.code == http.StatusNoContent || a.code == http.StatusNotModified:
+			assert.Equal(t, http.NoBody, want.Body, "no body")
+		case a.chunked:
+			assert.Equal(t, []string{"chunked"}, want.TransferEncoding)
+		default:
+			assert.Equal(t, want.ContentLength, a.length)
+		}
+		// The hop-by-hop headers are not passed on (net/http takes some
+		// out itself: Transfer-Encoding, "Connection: close").
+		for k, vv := range want.Header {
+			switch {
+			case IsHopHeader(k):
+			case namedIn(a.header["Connection"], k):
+				assert.NotContains(t, a.header, k, "named by Connection")
+			default:
+				assert.Equal(t, vv, a.header[k], k)
+			}
+		}
+		for k := range a.header {
+			if !IsHopHeader(k) {
+				assert.Contains(t, want.Header, k)
+			}
 		}
 	})
 }

@@ -41,7 +41,10 @@ func parseHeaderLines(space *headerSpace, lines string, field func(k, v string) 
 		var line string
 		line, lines, _ = strings.Cut(lines, "\r\n")
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || !canonicalToken(k) {
+		if !ok {
+			return nil, false
+		}
+		if k, ok = headerKey(k); !ok {
 			return nil, false
 		}
 		v = strings.Trim(v, " \t")
@@ -63,36 +66,35 @@ func parseHeaderLines(space *headerSpace, lines string, field func(k, v string) 
 	return h, true
 }
 
-// canonicalToken reports whether k is a non-empty header name made of
-// token characters, in canonical form ("Content-Type"). Other names go
-// through http.ReadResponse, which canonicalizes them.
-func canonicalToken(k string) bool {
+// headerKey returns the header name k in canonical form ("Content-Type",
+// as net/http gives it), copied only when k is not; false when k is not a
+// non-empty token.
+func headerKey(k string) (string, bool) {
 	if k == "" {
-		return false
+		return "", false
 	}
-	upper := true
+	canonical, upper := true, true
 	for i := 0; i < len(k); i++ {
 		c := k[i]
 		switch {
 		case c >= 'A' && c <= 'Z':
-			if !upper {
-				return false
-			}
+			canonical = canonical && upper
 		case c >= 'a' && c <= 'z':
-			if upper {
-				return false
-			}
+			canonical = canonical && !upper
 		case c >= '0' && c <= '9':
 		case c == '-':
 			upper = true
 			continue
 		case strings.IndexByte("!#$%&'*+.^_`|~", c) >= 0:
 		default:
-			return false
+			return "", false
 		}
 		upper = false
 	}
-	return true
+	if !canonical {
+		k = http.CanonicalHeaderKey(k)
+	}
+	return k, true
 }
 
 // parseLength parses a Content-Length value: decimal digits only.

@@ -17,12 +17,15 @@ import (
 //
 // The loop takes only the common exchange: a request of the fast path's
 // shape, an upstream given by IP address, and an upstream answer of the
-// common shape (HTTP/1.1, framed by one Content-Length or chunked; one
-// over MaxBuffered streams, or is TooLarge when chunked). At anything else
-// the connection leaves the loop for the goroutine path with the
-// request's bytes unread, which serves it as without a loop — including,
-// when the answer was the unusual part, sending the request again (a lint
-// is idempotent, and the first answer was not passed on).
+// common shape (HTTP/1.1, a final status, framed by one Content-Length or
+// chunked, or a 204 or 304; a Connection header is honoured; one over
+// MaxBuffered streams, or is TooLarge when chunked). At anything else the
+// connection leaves the loop for the goroutine path with the request's
+// bytes unread, which serves it as without a loop — including, when the
+// answer was the unusual part (a 1xx first, no framing, HTTP/1.0, a
+// Trailer header, a head over 64 KiB, malformed framing), sending the
+// request again (a lint is idempotent, and the first answer was not passed
+// on).
 
 // Route is one upstream attempt's target, as a Router gives it.
 type Route struct {

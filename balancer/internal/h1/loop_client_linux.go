@@ -271,7 +271,9 @@ func (l *evLoop) fallback(c *loopConn) {
 // net/http when its request is of another shape), with every byte it sent
 // and the loop did not answer.
 func (l *evLoop) detach(c *loopConn) {
-	l.forget(c)
+	if !l.forget(c) {
+		return
+	}
 	f := os.NewFile(uintptr(c.fd), "")
 	nc, err := net.FileConn(f) // a descriptor of its own, on the runtime's poller
 	_ = f.Close()
@@ -286,11 +288,17 @@ func (l *evLoop) detach(c *loopConn) {
 	go fc.serve()
 }
 
-// forget takes c off the loop without closing its descriptor.
-func (l *evLoop) forget(c *loopConn) {
+// forget takes c off the loop without closing its descriptor. It reports
+// false when c was off already: its descriptor number may be another
+// connection's by now, and must not be closed again.
+func (l *evLoop) forget(c *loopConn) bool {
+	if l.clients[c.fd] != c {
+		return false
+	}
 	_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
 	l.clients[c.fd] = nil
 	l.nclients.Add(-1)
+	return true
 }
 
 func (l *evLoop) closeClient(c *loopConn) {
@@ -298,8 +306,9 @@ func (l *evLoop) closeClient(c *loopConn) {
 		l.closeUp(c.up)
 		c.up = nil
 	}
-	l.forget(c)
-	_ = syscall.Close(c.fd)
+	if l.forget(c) {
+		_ = syscall.Close(c.fd)
+	}
 }
 
 // loopWriter is the http.ResponseWriter of the Router's failure answers.

@@ -121,11 +121,14 @@ func (s *Server) serveLoops(ln net.Listener) (ok bool, err error) {
 
 // evLoop is one event loop: its clients and their upstream connections.
 type evLoop struct {
-	s      *Server
-	r      Router
-	ep     int
-	lfd    int // the listener; -1 once closed
-	wakeR  int // the read end of the pipe wakeUp writes to
+	s     *Server
+	r     Router
+	ep    int
+	lfd   int // the listener; -1 once closed
+	wakeR int // the read end of the pipe wakeUp writes to
+	// wakeW is its write end, -1 once closed (under wakeMu: the Server
+	// and the ticker wake a loop from other goroutines).
+	wakeMu sync.Mutex
 	wakeW  int
 	lnDone func()
 	// clients and ups are the loop's connections by descriptor.
@@ -149,8 +152,11 @@ type evLoop struct {
 	maxIn             int
 	timeout           time.Duration
 	maxBuffered       int64
-	shutdownSeen      bool
-	w                 loopWriter
+	// answerMax bounds what is read of an answer kept whole: its head,
+	// MaxBuffered of body and a chunk's size line.
+	answerMax    int
+	shutdownSeen bool
+	w            loopWriter
 	// chunkBuf holds a chunked answer's data while it is passed on; lent
 	// are large buffers kept for grow.
 	chunkBuf  []byte
@@ -186,6 +192,7 @@ func newLoop(s *Server, lfd int) (*evLoop, error) {
 		timeout:     s.router.Timeout(),
 		maxBuffered: s.router.MaxBuffered(),
 	}
+	l.answerMax = int(l.maxBuffered) + answerHeadMax + maxChunkLine
 	err = errors.Join(
 		syscall.SetNonblock(lfd, true),
 		syscall.SetNonblock(ep, true),
@@ -226,7 +233,13 @@ func (l *evLoop) tick() {
 }
 
 // wakeUp makes the loop look at the Server's state (Shutdown, Close).
-func (l *evLoop) wakeUp() { _, _ = syscall.Write(l.wakeW, []byte{1}) }
+func (l *evLoop) wakeUp() {
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
+	if l.wakeW >= 0 {
+		_, _ = syscall.Write(l.wakeW, []byte{1})
+	}
+}
 
 func (l *evLoop) closeFDs() {
 	if l.stopTick != nil {
@@ -238,7 +251,10 @@ func (l *evLoop) closeFDs() {
 		_ = syscall.Close(l.ep)
 	}
 	_ = syscall.Close(l.wakeR)
+	l.wakeMu.Lock()
 	_ = syscall.Close(l.wakeW)
+	l.wakeW = -1
+	l.wakeMu.Unlock()
 }
 
 func (l *evLoop) run(listening *sync.WaitGroup) {
@@ -565,6 +581,9 @@ func (l *evLoop) shutdown() bool {
 
 func (l *evLoop) closeListener() {
 	if l.lfd >= 0 {
+		// Out of the set first: the other loops' descriptors of the same
+		// listener keep it open, and with it this loop's registration.
+		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, l.lfd, nil)
 		_ = syscall.Close(l.lfd)
 		l.lfd = -1
 		l.lnDone()

@@ -37,6 +37,9 @@ type loopUp struct {
 	left               int64
 	code               int
 	extra, readPending bool
+	// dec: the first dec bytes of a chunked answer's body in in are its
+	// data so far, decoded in place (see readChunked).
+	dec int
 	// hup: the upstream closed its side; what is left is read to the end.
 	hup bool
 }
@@ -174,6 +177,11 @@ func (l *evLoop) onUp(u *loopUp, ev uint32) {
 			l.connFailed(u.c, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", err)})
 			return
 		}
+		if _, err := syscall.Getpeername(u.fd); err != nil {
+			// Still connecting: the event was for a descriptor of the same
+			// number closed earlier in this batch.
+			return
+		}
 		u.connecting = false
 		l.writeUp(u)
 		if u.c == nil {
@@ -198,66 +206,89 @@ func (l *evLoop) readUp(u *loopUp, drain bool) {
 		l.streamUp(u, drain)
 		return
 	}
+	for l.readAnswer(u, drain) {
+	}
+}
+
+// readAnswer reads what came of the answer and acts on it; again: room was
+// made in u.in (see readChunked) and the read goes on.
+func (l *evLoop) readAnswer(u *loopUp, drain bool) (again bool) {
 	// more: the read stopped at its limit with bytes maybe left, which may
 	// follow a whole answer: such a connection is not kept.
-	rerr, more := l.readInto(u.fd, &u.in, drain, int(l.maxBuffered+answerHeadMax))
+	rerr, more := l.readInto(u.fd, &u.in, drain, l.answerMax)
 	end := bytes.Index(u.in, []byte("\r\n\r\n"))
-	if end < 0 {
-		switch {
-		case rerr != nil:
-			l.upFailed(u, rerr)
-		case len(u.in) > answerHeadMax:
-			l.fallback(u.c)
-		}
-		return
+	switch {
+	case end < 0 && rerr != nil:
+		l.upFailed(u, rerr)
+		return false
+	case end < 0 && len(u.in) <= answerHeadMax:
+		return false
+	case end < 0 || end+4 > answerHeadMax:
+		l.fallback(u.c) // too long a head for the loop
+		return false
 	}
 	// The head's text is read in place: the headers are copied into the
 	// client's answer before u.in changes (and u.hdr is not read again
 	// until the next answer's head replaces it).
-	code, hdr, cl, chunked, ok := parseAnswerHead(&u.hdr, unsafe.String(&u.in[0], end+2))
+	a, ok := parseAnswerHead(&u.hdr, unsafe.String(&u.in[0], end+2))
 	if !ok {
 		// An answer of another shape (a 1xx first, no framing): the
 		// goroutine path does it all again.
 		l.fallback(u.c)
-		return
+		return false
 	}
 	body := u.in[end+4:]
-	if cl > l.maxBuffered {
-		l.startStream(u, code, hdr, cl, body, rerr)
-		return
-	}
-	if chunked {
-		taken, _, done, ok := scanChunked(body, l.maxBuffered)
-		over := int64(len(u.in)) > l.maxBuffered+answerHeadMax
-		if !ok {
-			// Over MaxBuffered if well framed, else malformed.
-			_, _, _, framed := scanChunked(body, math.MaxInt64)
-			over, ok = framed, framed
-		}
-		switch {
-		case !ok:
-			// Malformed: the goroutine path does it again, and tells.
-			l.fallback(u.c)
-		case over && !done:
-			l.tooLarge(u)
-		case !done && rerr != nil:
-			l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
-		case done:
-			l.chunkBuf = appendChunked(l.chunkBuf[:0], body[:taken])
-			l.answer(u, code, hdr, l.chunkBuf, len(body) == taken && rerr == nil && !more)
-			if cap(l.chunkBuf) > keepBufAbove {
-				l.chunkBuf = nil
-			}
-		}
-		return
-	}
-	if int64(len(body)) < cl {
+	open := rerr == nil && !more && !a.close // nothing may follow
+	switch {
+	case a.chunked:
+		return l.readChunked(u, a, body, rerr, open, more)
+	case a.length > l.maxBuffered:
+		l.startStream(u, a, body, rerr, more)
+	case int64(len(body)) < a.length:
 		if rerr != nil {
 			l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
 		}
-		return
+	default:
+		l.answer(u, a.code, a.header, body[:a.length], open && int64(len(body)) == a.length)
 	}
-	l.answer(u, code, hdr, body[:cl], int64(len(body)) == cl && rerr == nil && !more)
+	return false
+}
+
+// readChunked acts on a chunked answer's body so far. Its first u.dec
+// bytes are the data of the chunks before (decoded in place when u.in
+// filled up), the chunked text follows; again: it decoded the whole chunks
+// there to make room, and the read goes on.
+func (l *evLoop) readChunked(u *loopUp, a answerHead, body []byte, rerr error, open, more bool) (again bool) {
+	raw := body[u.dec:]
+	taken, _, done, ok := scanChunked(raw, l.maxBuffered-int64(u.dec))
+	switch {
+	case !ok:
+		if _, _, _, framed := scanChunked(raw, math.MaxInt64); framed {
+			l.tooLarge(u) // well framed, but over MaxBuffered
+		} else {
+			l.fallback(u.c) // malformed: the goroutine path does it again, and tells
+		}
+	case done:
+		l.chunkBuf = append(l.chunkBuf[:0], body[:u.dec]...)
+		l.chunkBuf = appendChunked(l.chunkBuf, raw[:taken])
+		l.answer(u, a.code, a.header, l.chunkBuf, open && len(raw) == taken)
+		if cap(l.chunkBuf) > keepBufAbove {
+			l.chunkBuf = nil
+		}
+	case rerr != nil:
+		l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
+	case more && taken == 0:
+		// Full, and no whole chunk to decode: a trailer section without
+		// end fills it.
+		l.tooLarge(u)
+	case more:
+		n := decodeChunks(raw[:taken])
+		rest := copy(raw[n:], raw[taken:])
+		u.dec += n
+		u.in = u.in[:len(u.in)-len(raw)+n+rest]
+		return true
+	}
+	return false
 }
 
 var errEOF = errors.New("EOF")
@@ -304,16 +335,17 @@ const streamChunk = 256 << 10
 // once the client took the last. A backend that fails mid-way counts
 // against it and cuts the client's connection; the answer counts by its
 // status once whole.
-func (l *evLoop) startStream(u *loopUp, code int, hdr http.Header, cl int64, body []byte, rerr error) {
+func (l *evLoop) startStream(u *loopUp, a answerHead, body []byte, rerr error, more bool) {
 	c := u.c
-	take := min(int64(len(body)), cl)
-	c.out = appendHead(c.out[:0], code, hdr, cl, body[:min(len(body), 512)], c.closing)
+	take := min(int64(len(body)), a.length)
+	c.out = appendHead(c.out[:0], a.code, a.header, a.length, body[:min(len(body), 512)], c.closing)
 	c.out = append(c.out, body[:take]...)
 	c.off = 0
-	u.left, u.code, u.extra = cl-take, code, int64(len(body)) > take
+	// extra: the connection is not kept (bytes follow, or it closes).
+	u.left, u.code, u.extra = a.length-take, a.code, int64(len(body)) > take || a.close
 	u.in = u.in[:0]
 	if u.left == 0 {
-		l.streamDone(u, rerr == nil)
+		l.streamDone(u, rerr == nil && !more)
 		l.flush(c)
 		return
 	}
@@ -346,7 +378,7 @@ func (l *evLoop) streamUp(u *loopUp, drain bool) {
 		}
 		switch {
 		case u.left == 0:
-			l.streamDone(u, rerr == nil)
+			l.streamDone(u, rerr == nil && !more)
 			l.flush(c)
 			return
 		case rerr != nil:
@@ -363,7 +395,8 @@ func (l *evLoop) streamUp(u *loopUp, drain bool) {
 	}
 }
 
-// streamDone ends a streamed answer whose body is all in c.out.
+// streamDone ends a streamed answer whose body is all in c.out; open
+// says the connection may be kept (nothing ended it, nothing may wait).
 func (l *evLoop) streamDone(u *loopUp, open bool) {
 	c := u.c
 	l.r.Answered(c.rt, u.code, c.started)
@@ -407,7 +440,7 @@ func (l *evLoop) answer(u *loopUp, code int, hdr http.Header, body []byte, keep 
 func (l *evLoop) release(u *loopUp, keep bool) {
 	keep = keep && u.sent()
 	u.c = nil
-	u.in, u.out, u.body, u.off = u.in[:0], u.out[:0], nil, 0
+	u.in, u.out, u.body, u.off, u.dec = u.in[:0], u.out[:0], nil, 0, 0
 	if cap(u.in) > keepBufAbove {
 		l.giveBack(u.in)
 		u.in = nil
@@ -471,6 +504,9 @@ func (l *evLoop) tooLarge(u *loopUp) {
 func (l *evLoop) closeUp(u *loopUp) {
 	l.ups[u.fd] = nil
 	_ = syscall.Close(u.fd) // also takes it out of the epoll set
+	// Gone for the code that held it: onUp stops after a write that failed
+	// (the descriptor may be another's by then, a retry's dial included).
+	u.c = nil
 }
 
 // dropIdle closes the idle connection u.

@@ -692,7 +692,8 @@ func (w *fastWriter) writeHead(bw *bufio.Writer, length int64, sniff []byte) {
 // appendHead appends an answer's status line and headers to dst: header
 // minus Content-Length and the hop-by-hop ones, Date and Content-Type
 // (sniffed from sniff) added when missing, as net/http does, "Connection:
-// close" when closing, and a Content-Length of length.
+// close" when closing, and a Content-Length of length (none for a 204 or
+// 304, which have no body).
 func appendHead(dst []byte, code int, header http.Header, length int64, sniff []byte, closing bool) []byte {
 	dst = append(dst, "HTTP/1.1 "...)
 	dst = strconv.AppendInt(dst, int64(code), 10)
@@ -722,6 +723,9 @@ func appendHead(dst []byte, code int, header http.Header, length int64, sniff []
 	}
 	if closing {
 		dst = append(dst, "Connection: close\r\n"...)
+	}
+	if code == http.StatusNoContent || code == http.StatusNotModified {
+		return append(dst, "\r\n"...) // no body, and none announced (RFC 9110 8.6)
 	}
 	dst = append(dst, "Content-Length: "...)
 	dst = strconv.AppendInt(dst, length, 10)
