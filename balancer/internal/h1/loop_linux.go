@@ -86,7 +86,10 @@ func (s *Server) serveLoops(ln net.Listener) (ok bool, err error) {
 		}
 		loops = append(loops, l)
 	}
+	set := &loopSet{nudge: make(chan struct{}, 1)}
+	set.live.Store(int32(len(loops)))
 	for _, l := range loops {
+		l.set = set
 		for _, o := range loops {
 			if o != l {
 				l.peers = append(l.peers, o)
@@ -105,6 +108,7 @@ func (s *Server) serveLoops(ln net.Listener) (ok bool, err error) {
 		}
 		return true, http.ErrServerClosed
 	}
+	go set.nudged()
 	for _, l := range loops {
 		s.wakers = append(s.wakers, l.wakeUp)
 		s.loopClients = append(s.loopClients, l.nclients.Load)
@@ -117,6 +121,19 @@ func (s *Server) serveLoops(ln net.Listener) (ok bool, err error) {
 	// until their connections are done (Shutdown waits for them).
 	listening.Wait()
 	return true, http.ErrServerClosed
+}
+
+// loopSet is what a Server's loops share: see nudge.
+type loopSet struct {
+	nudge chan struct{}
+	live  atomic.Int32 // loops not done; the last closes nudge
+}
+
+// nudged receives the loops' nudges: each one readies this goroutine, and
+// the runtime then wakes an idle thread, which polls the network.
+func (s *loopSet) nudged() {
+	for range s.nudge {
+	}
 }
 
 // evLoop is one event loop: its clients and their upstream connections.
@@ -137,7 +154,12 @@ type evLoop struct {
 	nclients atomic.Int32 // read by the other loops (leastBusy)
 	// peers are the Server's other loops; inbox the connections they
 	// accepted for this one (under inboxMu, with stopped: the loop is done).
-	peers   []*evLoop
+	peers []*evLoop
+	set   *loopSet
+	// parked: the loop waits on the runtime's poller (read by its peers);
+	// waited: it did since run last looked.
+	parked  atomic.Bool
+	waited  bool
 	inboxMu sync.Mutex
 	inbox   []int
 	stopped bool
@@ -211,7 +233,12 @@ func newLoop(s *Server, lfd int) (*evLoop, error) {
 	l.evs = make([]syscall.EpollEvent, 128)
 	l.poll = func(uintptr) bool {
 		l.polled, l.pollErr = pollNow(l.ep, l.evs)
-		return l.polled != 0 || l.pollErr != nil
+		if l.polled != 0 || l.pollErr != nil {
+			return true
+		}
+		l.parked.Store(true)
+		l.waited = true
+		return false
 	}
 	l.stopTick = make(chan struct{})
 	go l.tick()
@@ -269,6 +296,9 @@ func (l *evLoop) run(listening *sync.WaitGroup) {
 		l.inboxMu.Unlock()
 		l.closeListener()
 		l.closeFDs()
+		if l.set != nil && l.set.live.Add(-1) == 0 {
+			close(l.set.nudge)
+		}
 		l.s.connsWG.Done()
 	}()
 	for {
@@ -283,6 +313,11 @@ func (l *evLoop) run(listening *sync.WaitGroup) {
 		if rerr := l.epRC.Read(l.poll); rerr != nil {
 			l.pollErr = rerr
 		}
+		if l.waited {
+			l.waited = false
+			l.parked.Store(false)
+			l.nudge()
+		}
 		n, err := l.polled, l.pollErr
 		if err != nil && err != syscall.EINTR {
 			l.s.logger.Error("h1: event loop: epoll_wait failed; closing its connections", "err", err)
@@ -296,6 +331,25 @@ func (l *evLoop) run(listening *sync.WaitGroup) {
 		if !l.now.Before(l.nextScan) {
 			l.scan()
 			l.nextScan = l.now.Add(loopScanEvery)
+		}
+	}
+}
+
+// nudge makes sure a thread polls the network for the loops that wait,
+// after this one came back from a wait. The thread that polled took this
+// loop and, the loops not parking while they have work, no other may poll
+// for a long time: the runtime's monitor polls after 10 ms without. A peer
+// whose events came then waited that long (the p99 of issue 23: 0.73× with
+// a poll every 200 µs, same rounds). Readying a goroutine wakes an idle
+// thread, which polls before it sleeps.
+func (l *evLoop) nudge() {
+	for _, p := range l.peers {
+		if p.parked.Load() {
+			select {
+			case l.set.nudge <- struct{}{}:
+			default: // one is pending
+			}
+			return
 		}
 	}
 }
