@@ -25,6 +25,10 @@ func naiveCheck(c *Checker, name string, data []byte) (Result, error) {
 			}
 			return res, err
 		}
+		if emptyDocument(&n) {
+			i-- // only documents with content count, as for Check
+			continue
+		}
 		res.Documents++
 		res.Parsed++
 		fail := func(err error) {
@@ -37,6 +41,18 @@ func naiveCheck(c *Checker, name string, data []byte) (Result, error) {
 		}
 		c.addDocument(&res, i, n.Line, obj, fail)
 	}
+}
+
+// emptyDocument reports whether n is a document with no content (only
+// comments, or nothing, between its markers): the decoder gives it as a
+// plain null scalar with no text, which "~", "null", an empty quoted
+// string and a tag or anchor alone are not.
+func emptyDocument(n *yaml.Node) bool {
+	if n.Kind != yaml.DocumentNode || len(n.Content) != 1 {
+		return false
+	}
+	c := n.Content[0]
+	return c.Kind == yaml.ScalarNode && c.Tag == "!!null" && c.Value == "" && c.Style == 0 && c.Anchor == ""
 }
 
 // releaseTemplate is one Helm-style release manifest of 25 objects. %[1]s

@@ -15,12 +15,24 @@ pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
 
 failed=0
+log="${TMPDIR:-/tmp}/fleetkit-fuzz.log"
 while read -r dir; do
 	[ -n "$dir" ] || continue
 	for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*(f \*testing\.F)' "$dir"/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/' | sort -u); do
 		echo "fuzz: $dir $target ($fuzztime)"
-		if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$dir" >"${TMPDIR:-/tmp}/fleetkit-fuzz.log" 2>&1; then
-			cat "${TMPDIR:-/tmp}/fleetkit-fuzz.log"
+		if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$dir" >"$log" 2>&1; then
+			# Go 1.26's coordinator can report its own -fuzztime deadline as
+			# a failure when a worker is mid-input as it passes
+			# (go.dev/issue/75804, fixed in Go 1.27): a bare "context
+			# deadline exceeded" with no failing input written. That is
+			# not a finding when the target's corpus (seeds and testdata)
+			# replays clean; anything else is.
+			if grep -qx '    context deadline exceeded' "$log" && ! grep -q 'Failing input written to' "$log" &&
+				go test -count=1 -run="^${target}\$" "$dir" >"$log.replay" 2>&1; then
+				echo "fuzz: $dir $target: Go's fuzztime deadline race (go.dev/issue/75804), no failing input; its corpus replays clean"
+				continue
+			fi
+			cat "$log"
 			echo "fuzz: $dir $target FAILED"
 			failed=1
 		fi
