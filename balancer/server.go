@@ -71,12 +71,13 @@ type ServerOptions struct {
 	// of the CPU per request, below NGINX's (BENCHMARKS.md, issue 23).
 	// The loop takes the common exchange only — a fast-path request, an
 	// http:// backend named by IP address, an HTTP/1.1 answer framed by
-	// one Content-Length or chunked (one over MaxResponseBody streams, or
-	// is the 502 when chunked, as through ServeHTTP). At anything else
-	// the connection leaves the loop for the goroutine path with its
-	// request unanswered, which serves it — sending it to the backend a
-	// second time when the answer was the unusual part (a 1xx first, no
-	// framing): a lint is idempotent. Its timeouts are checked every
+	// one Content-Length or chunked, or a 204 or 304 (one over
+	// MaxResponseBody streams, or is the 502 when chunked, as through
+	// ServeHTTP). At anything else the connection leaves the loop for the
+	// goroutine path with its request unanswered, which serves it —
+	// sending it to the backend a second time when the answer was the
+	// unusual part (a 1xx first, no framing, HTTP/1.0, a Trailer header):
+	// a lint is idempotent. Its timeouts are checked every
 	// 100 ms. It needs the Proxy's built-in forwarder (no
 	// ProxyOptions.Transport); elsewhere than Linux, and for a listener
 	// other than TCP, it is not used. The loops accept on descriptors of

@@ -46,33 +46,23 @@ func scanChunked(b []byte, limit int64) (taken int, size int64, done, ok bool) {
 	}
 }
 
-// decodeChunks decodes the whole data chunks b (as scanChunked took them)
-// in place, to b's start, and returns the data's length.
+// decodeChunks decodes the chunked body b, whole or its whole data chunks
+// so far (as scanChunked took them), in place to b's start, and returns
+// the data's length. The last chunk and the trailers are dropped.
 func decodeChunks(b []byte) int {
 	w, r := 0, 0
 	for r < len(b) {
 		line, _, _ := cutLine(b[r:])
 		n, _ := chunkSize(line)
+		if n == 0 {
+			break // the last chunk
+		}
 		data := r + len(line) + 2
 		// Down over the size lines, parsed already: copy is a memmove.
 		w += copy(b[w:], b[data:data+int(n)])
 		r = data + int(n) + 2
 	}
 	return w
-}
-
-// appendChunked appends the data of the whole chunked body b (as
-// scanChunked found it) to dst.
-func appendChunked(dst, b []byte) []byte {
-	for {
-		line, rest, _ := cutLine(b)
-		n, _ := chunkSize(line)
-		if n == 0 {
-			return dst
-		}
-		dst = append(dst, rest[:n]...)
-		b = rest[n+2:]
-	}
 }
 
 // maxChunkLine bounds a chunk's size line and a trailer line.

@@ -21,6 +21,7 @@ func TestScanChunked(t *testing.T) {
 		{"whole", "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", true, true, 26, "hello world", 100},
 		{"extension and upper-case hex", "A;name=v\r\n0123456789\r\n0\r\n\r\n", true, true, 27, "0123456789", 100},
 		{"trailers", "2\r\nok\r\n0\r\nX-T: 1\r\nX-U: 2\r\n\r\n", true, true, 28, "ok", 100},
+		{"a trailer that reads as a chunk size", "2\r\nok\r\n0\r\n5;a: b\r\n\r\n", true, true, 20, "ok", 100},
 		{"bytes after it", "2\r\nok\r\n0\r\n\r\nHTTP/1.1", true, true, 12, "ok", 100},
 		{"cut in a size line", "5\r\nhello\r\n6", false, true, 10, "hello", 100},
 		{"cut in data", "5\r\nhel", false, true, 0, "", 100},
@@ -44,9 +45,6 @@ func TestScanChunked(t *testing.T) {
 				// Whole, or its whole chunks so far.
 				assert.Equal(t, tt.taken, taken)
 				assert.Equal(t, int64(len(tt.data)), size)
-				assert.Equal(t, tt.data, string(appendChunked(nil, []byte(tt.in)[:taken])))
-			}
-			if ok && !done {
 				b := []byte(tt.in)
 				n := decodeChunks(b[:taken])
 				assert.Equal(t, tt.data, string(b[:n]), "decoded in place")
@@ -56,29 +54,26 @@ func TestScanChunked(t *testing.T) {
 }
 
 // FuzzScanChunked: a body scanChunked takes whole is one net/http's
-// chunked reader reads to the same data.
+// chunked reader reads to the same data, decoded in place; its whole
+// chunks so far, when it is not whole yet, decode to the size it gave.
 func FuzzScanChunked(f *testing.F) {
 	f.Add([]byte("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"))
 	f.Add([]byte("2;x=y\r\nok\r\n0\r\nX-T: 1\r\n\r\n"))
 	f.Add([]byte("0\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		taken, size, done, ok := scanChunked(b, 1<<20)
-		if ok && !done {
-			// The whole chunks so far decode in place to their data.
-			want := appendChunked(nil, b[:taken])
-			if int64(len(want)) != size {
-				t.Fatalf("size %d, data %d bytes", size, len(want))
-			}
-			in := bytes.Clone(b[:taken])
-			if n := decodeChunks(in); !bytes.Equal(in[:n], want) {
-				t.Fatalf("%q decoded in place to %q, want %q", b[:taken], in[:n], want)
+		if !ok {
+			return
+		}
+		data := bytes.Clone(b[:taken])
+		data = data[:decodeChunks(data)]
+		if !done {
+			// The whole chunks so far: their data, as scanChunked sized it.
+			if int64(len(data)) != size {
+				t.Fatalf("size %d, data %d bytes", size, len(data))
 			}
 			return
 		}
-		if !done || !ok {
-			return
-		}
-		data := appendChunked(nil, b[:taken])
 		if int64(len(data)) != size {
 			t.Fatalf("size %d, data %d bytes", size, len(data))
 		}

@@ -179,9 +179,7 @@ type evLoop struct {
 	answerMax    int
 	shutdownSeen bool
 	w            loopWriter
-	// chunkBuf holds a chunked answer's data while it is passed on; lent
-	// are large buffers kept for grow.
-	chunkBuf  []byte
+	// lent are large buffers kept for grow.
 	lent      [][]byte
 	lentBytes int
 	// epf is the epoll descriptor on the runtime's poller, through epRC;

@@ -269,12 +269,10 @@ func (l *evLoop) readChunked(u *loopUp, a answerHead, body []byte, rerr error, o
 			l.fallback(u.c) // malformed: the goroutine path does it again, and tells
 		}
 	case done:
-		l.chunkBuf = append(l.chunkBuf[:0], body[:u.dec]...)
-		l.chunkBuf = appendChunked(l.chunkBuf, raw[:taken])
-		l.answer(u, a.code, a.header, l.chunkBuf, open && len(raw) == taken)
-		if cap(l.chunkBuf) > keepBufAbove {
-			l.chunkBuf = nil
-		}
+		// The data follows what was decoded before, in place; answer
+		// copies it out before u.in is reused.
+		n := decodeChunks(raw[:taken])
+		l.answer(u, a.code, a.header, body[:u.dec+n], open && len(raw) == taken)
 	case rerr != nil:
 		l.upFailed(u, fmt.Errorf("reading the answer: %w", rerr))
 	case more && taken == 0:
